@@ -1,0 +1,25 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# make test   build, boot and selftest every base (see README.md)
+# make bench  the wake, batching and timeout benchmarks in the same guests
+#
+# Variables: BASES="v3.19 6.12", KSRC=<v3.19 tree or tarball>,
+# KSRC_612=<6.12 tree or tarball>, ACCEL=tcg|kvm, JOBS=N.
+
+SHELL := /bin/bash
+export BASES KSRC KSRC_612 ACCEL JOBS
+
+.PHONY: test bench clean distclean
+
+test:
+	@scripts/test.sh
+
+bench:
+	@scripts/bench.sh
+
+# Drops build trees; keeps the download cache and ccache.
+clean:
+	rm -rf build
+
+distclean: clean
+	rm -rf results

@@ -1,0 +1,77 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# deps.sh [test|bench]: install the Debian packages a job needs, when missing.
+# Non-interactive; needs root (or sudo) only when something is missing.
+
+. "$(dirname "$0")/lib.sh"
+
+# package:command-or-file it provides
+NEED_TEST="
+build-essential:gcc
+make:make
+bc:bc
+bison:bison
+flex:flex
+libelf-dev:/usr/include/libelf.h
+libssl-dev:/usr/include/openssl/ssl.h
+cpio:cpio
+xz-utils:xz
+gzip:gzip
+file:file
+quilt:quilt
+ccache:ccache
+git:git
+curl:curl
+perl:perl
+python3:python3
+busybox-static:/bin/busybox
+qemu-system-x86:qemu-system-x86_64
+gcc-multilib:/usr/lib32/libc.a
+linux-source-6.12:/usr/src/linux-source-6.12.tar.xz
+"
+NEED_BENCH="
+gnuplot-nox:gnuplot
+linux-perf:perf
+liburing-dev:/usr/include/liburing.h
+"
+
+missing() {
+	local pair pkg what
+
+	for pair in "$@"; do
+		pkg=${pair%%:*}
+		what=${pair#*:}
+		if [[ $what == /* ]]; then
+			[ -e "$what" ] || echo "$pkg"
+		else
+			command -v "$what" >/dev/null || echo "$pkg"
+		fi
+	done
+}
+
+# busybox (dynamic) and busybox-static conflict; only the static one can
+# be copied into an initramfs, so check what /bin/busybox really is.
+busybox_ok() {
+	[ -x /bin/busybox ] && file -L /bin/busybox | grep -q 'statically linked'
+}
+
+job=${1:-test}
+list=$NEED_TEST
+[ "$job" = bench ] && list="$NEED_TEST $NEED_BENCH"
+# shellcheck disable=SC2086
+pkgs=$(missing $list | sort -u)
+busybox_ok || pkgs="$pkgs busybox-static"
+pkgs=$(echo $pkgs | tr ' ' '\n' | sort -u | tr '\n' ' ')
+if [ -z "${pkgs// }" ]; then
+	echo "all packages present"
+	exit 0
+fi
+echo "installing: $pkgs"
+SUDO=
+[ "$(id -u)" = 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q || exit 1
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -q --no-install-recommends $pkgs || exit 1
+busybox_ok || die "/bin/busybox is still not static"

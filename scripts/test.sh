@@ -1,0 +1,112 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# test.sh: the whole "make test" job, for every base in $BASES.
+#
+# For each base: source, quilt push, config, bzImage, headers, selftests,
+# initramfs, boot under QEMU; then one summary for all bases.  A base whose
+# source cannot be found (v3.19 on a machine without it) is SKIPPED, loudly,
+# and never counted as passed.
+
+. "$(dirname "$0")/lib.sh"
+
+BASES=${BASES:-"v3.19 6.12"}
+S=$TOP/scripts
+rm -f "$TIMINGS" "$BUILD"/accel
+mkdir -p "$BUILD"
+
+run_step "$BUILD/logs/deps.log" "deps: apt packages" "$S/deps.sh" test || exit 1
+
+declare -A state reason
+
+# The selftests use the 6.12 tree's kselftest_harness.h, so its source is
+# needed even when only v3.19 is tested.
+STEP_BASE=6.12 run_step "$BUILD/6.12/logs/source.log" "6.12: source" \
+	"$S/kernel.sh" source 6.12 || exit 1
+
+pipeline() {
+	local b=$1 st
+
+	STEP_BASE=$b
+	if [ "$b" != 6.12 ]; then
+		"$S/kernel.sh" source "$b" >"$BUILD/$b/logs/source.log" 2>&1
+		st=$?
+		if [ $st = 3 ]; then
+			state[$b]=SKIPPED
+			reason[$b]=$(cat "$BUILD/$b/skip-reason")
+			warn "$b SKIPPED: ${reason[$b]}"
+			return 0
+		fi
+		if [ $st != 0 ]; then
+			state[$b]=FAIL
+			tail -n 20 "$BUILD/$b/logs/source.log"
+			echo "full log: $BUILD/$b/logs/source.log"
+			return 1
+		fi
+		msg "$b: $(tail -n 1 "$BUILD/$b/logs/source.log")"
+	fi
+	state[$b]=FAIL
+	run_step "$BUILD/$b/logs/apply.log" "$b: quilt push -a" "$S/kernel.sh" apply "$b" &&
+	run_step "$BUILD/$b/logs/config.log" "$b: config" "$S/kernel.sh" config "$b" &&
+	run_step "$BUILD/$b/logs/build.log" "$b: bzImage" "$S/kernel.sh" build "$b" &&
+	run_step "$BUILD/$b/logs/headers.log" "$b: headers_install" "$S/kernel.sh" headers "$b" &&
+	run_step "$BUILD/$b/logs/selftests.log" "$b: build selftests" "$S/guest.sh" selftests "$b" &&
+	run_step "$BUILD/$b/logs/initramfs.log" "$b: initramfs" "$S/guest.sh" initramfs "$b" || return 1
+	run_step "$BUILD/$b/logs/boot.log" "$b: boot + selftests in QEMU" "$S/guest.sh" boot "$b" selftests
+	st=$?
+	[ $st = 0 ] && state[$b]=pass
+	if [ $st != 0 ] && [ -f "$BUILD/$b/run-selftests/summary" ]; then
+		sed -n '/^FAIL/,$p;/^console shows/,$p' "$BUILD/$b/logs/boot.log" | head -n 100
+	fi
+	return 0
+}
+
+for b in $BASES; do
+	mkdir -p "$BUILD/$b/logs"
+	pipeline "$b"
+done
+
+# --- summary -------------------------------------------------------------
+
+tp=0; tf=0; ts=0; bad=0
+echo
+echo "==================== make test summary ===================="
+printf '%-6s %-8s %-24s %-6s %6s %6s %7s  %s\n' base result "uname -r" accel passed failed skipped source
+for b in $BASES; do
+	sum=$BUILD/$b/run-selftests/summary
+	if [ "${state[$b]}" = SKIPPED ]; then
+		printf '%-6s %-8s %s\n' "$b" SKIPPED "${reason[$b]}"
+		continue
+	fi
+	if [ ! -f "$sum" ] || [ "${state[$b]}" = FAIL ] && [ ! -f "$sum" ]; then
+		printf '%-6s %-8s %s\n' "$b" FAIL "did not reach the boot stage (see $BUILD/$b/logs)"
+		bad=1
+		continue
+	fi
+	get() { sed -n "s/^$1=//p" "$sum"; }
+	printf '%-6s %-8s %-24s %-6s %6s %6s %7s  %s\n' "$b" "${state[$b]}" \
+		"$(get uname)" "$(get accel)" "$(get passed)" "$(get failed)" \
+		"$(get skipped)" "$(get source)"
+	tp=$((tp + $(get passed))); tf=$((tf + $(get failed))); ts=$((ts + $(get skipped)))
+	[ "${state[$b]}" = pass ] || bad=1
+done
+for b in $BASES; do
+	[ "${state[$b]}" = SKIPPED ] && {
+		echo
+		echo "!!! $b was SKIPPED, not tested: ${reason[$b]}"
+	}
+done
+echo
+echo "wake-mode fairness (per-waiter counts; jain=1.000 is perfectly even):"
+for b in $BASES; do
+	res=$BUILD/$b/run-selftests/results.log
+	[ -f "$res" ] || continue
+	grep -h 'spread:' "$res" | sed -e 's/^[# ]*spread: /  /' -e "s/^/  $b/"
+done
+echo
+echo "stage timings (seconds):"
+awk '{ printf "  %-6s %-40s %5s\n", $1, $2, $3 }' "$TIMINGS"
+echo
+echo "logs: $BUILD/<base>/logs, guest output: $BUILD/<base>/run-selftests"
+echo "selftests: $tp passed, $tf failed, $ts skipped"
+[ $tf = 0 ] && [ $bad = 0 ]
