@@ -23,6 +23,8 @@ kmake() {
 
 	if command -v ccache >/dev/null; then
 		export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
+		# paths relative to the clone, so that another clone hits
+		export CCACHE_BASEDIR=$TOP
 		cc="ccache gcc"
 	fi
 	make -C "$SRC" O="$1" ARCH="$KARCH" CC="$cc" HOSTCC="$cc" "${@:2}"
