@@ -6,6 +6,10 @@
 
 . "$(dirname "$0")/lib.sh"
 
+# One compound command: bash reads it all before running it, so editing
+# this file during a run cannot change that run.
+{
+
 # package:command-or-file it provides
 NEED_TEST="
 build-essential:gcc
@@ -29,6 +33,8 @@ busybox-static:/bin/busybox
 qemu-system-x86:qemu-system-x86_64
 gcc-multilib:/usr/lib32/libc.a
 linux-source-6.12:/usr/src/linux-source-6.12.tar.xz
+mandoc:mandoc
+groff-base:groff
 "
 NEED_BENCH="
 gnuplot-nox:gnuplot
@@ -75,3 +81,5 @@ $SUDO apt-get update -q || exit 1
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -q --no-install-recommends $pkgs || exit 1
 busybox_ok || die "/bin/busybox is still not static"
+exit
+}

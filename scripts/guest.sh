@@ -14,6 +14,10 @@
 
 . "$(dirname "$0")/lib.sh"
 
+# One compound command: bash reads it all before running it, so editing
+# this file during a run cannot change that run.
+{
+
 stage=$1
 base=$2
 job=${3:-selftests}
@@ -39,8 +43,37 @@ gen_uapi_header() {
 			echo "#undef $name"
 			echo "#define $name (1U << $shift)"
 		done
+		gen_syscall_nr epoll_mod_wait || return 1
 		echo "#endif"
 	} >"$out"
+}
+
+# gen_syscall_nr NAME: __NR_NAME for whichever ABI includes the header.
+gen_syscall_nr() {
+	local name=$1 nr64 nr32
+
+	nr64=$(sed -n "s/^#define __NR_$name[[:space:]]\{1,\}\([0-9]\{1,\}\).*/\1/p" "$HDR/include/asm/unistd_64.h")
+	nr32=$(sed -n "s/^#define __NR_$name[[:space:]]\{1,\}\([0-9]\{1,\}\).*/\1/p" "$HDR/include/asm/unistd_32.h")
+	if [ -z "$nr64" ] || [ -z "$nr32" ]; then
+		echo "$HDR/include/asm/unistd_{64,32}.h do not define __NR_$name" >&2
+		return 1
+	fi
+	echo "#ifdef __x86_64__"
+	echo "#define __NR_$name $nr64"
+	echo "#else"
+	echo "#define __NR_$name $nr32"
+	echo "#endif"
+}
+
+build_selftest() {
+	local src=$1 bin=$2 abi=$3
+	local ksft=$BUILD/6.12/src/tools/testing/selftests
+
+	echo "gcc $abi $src"
+	# shellcheck disable=SC2086
+	gcc $abi ${SELFTEST_CFLAGS:--O2 -g -Wall -Wextra -Wno-unused-parameter -Werror} \
+		-static -pthread -I"$BDIR/gen" -I"$TOP/include" \
+		-I"$TOP/selftests" -I"$ksft" -o "$bin" "$src"
 }
 
 do_selftests() {
@@ -54,12 +87,12 @@ do_selftests() {
 	gen_uapi_header "$gen/epoll_uapi.h" || exit 1
 	cat "$gen/epoll_uapi.h"
 	: >"$out/list"
+	# Every test also runs as a 32-bit binary, through the compat entries.
 	for src in "$TOP"/selftests/*.c; do
 		name=$(basename "$src" .c)
-		gcc ${SELFTEST_CFLAGS:--O2 -g -Wall -Wextra -Wno-unused-parameter} \
-			-static -pthread -I"$gen" -I"$TOP/selftests" -I"$ksft" \
-			-o "$out/$name" "$src" || exit 1
-		echo "$name" >>"$out/list"
+		build_selftest "$src" "$out/$name" -m64 || exit 1
+		build_selftest "$src" "$out/${name}_32" -m32 || exit 1
+		echo "$name ${name}_32" >>"$out/list"
 	done
 	ls -l "$out"
 }
@@ -216,3 +249,5 @@ initramfs) do_initramfs ;;
 boot)      do_boot ;;
 *)         die "unknown stage $stage" ;;
 esac
+exit
+}

@@ -13,6 +13,10 @@
 
 . "$(dirname "$0")/lib.sh"
 
+# One compound command: bash reads it all before running it, so editing
+# this file during a run cannot change that run.
+{
+
 stage=$1
 base=$2
 [ -n "$stage" ] && [ -n "$base" ] || die "usage: kernel.sh STAGE BASE"
@@ -157,8 +161,35 @@ do_source() {
 
 # --- apply ------------------------------------------------------------
 
-# The tree keeps its objects between runs, so a re-apply must leave every
-# file a patch touched (or used to touch) newer than its objects.
+# snapshot LIST: "sha1 mtime path" for each existing file in LIST.
+snapshot() {
+	local f
+
+	while read -r f; do
+		[ -e "$f" ] && echo "$(sha1sum <"$f" | cut -c1-40) $(stat -c %Y "$f") $f"
+	done <"$1"
+}
+
+# The tree keeps its objects between runs.  A re-apply pops and pushes the
+# whole series, which rewrites every file that any patch touches: give the
+# files whose content did not change their old mtime back, and make every
+# other one newer than its objects, so that only what changed is rebuilt.
+fix_mtimes() {
+	local before=$1 list=$2 f sum old_sum old_time
+
+	while read -r f; do
+		[ -e "$f" ] || continue
+		sum=$(sha1sum <"$f" | cut -c1-40)
+		read -r old_sum old_time < <(awk -v f="$f" '$3 == f { print $1, $2 }' "$before")
+		if [ "$sum" = "$old_sum" ]; then
+			touch -d "@$old_time" "$f"
+		else
+			touch "$f"
+			echo "changed: $f"
+		fi
+	done <"$list"
+}
+
 do_apply() {
 	local series=$TOP/patches/$base stamp touched
 
@@ -170,17 +201,22 @@ do_apply() {
 	fi
 	cd "$SRC" || exit 1
 	touched=$(mktemp)
-	if [ -d .pc ] && quilt applied >/dev/null 2>&1; then
-		quilt files -a --combine - 2>/dev/null | sort -u >"$touched"
-		quilt pop -a -f -q || exit 1
+	before=$(mktemp)
+	# Pop against the series as it was applied: quilt refuses to work
+	# with a series file that no longer matches .pc/applied-patches.
+	if [ -s .pc/applied-patches ]; then
+		grep -v '^#' .pc/applied-patches >.pc/applied-series
+		QUILT_SERIES=$SRC/.pc/applied-series quilt files -a --combine - \
+			2>/dev/null | sort -u >"$touched"
+		snapshot "$touched" >"$before"
+		QUILT_SERIES=$SRC/.pc/applied-series quilt pop -a -f -q || exit 1
 	fi
 	rm -f "$SRC/.series-stamp"
 	quilt push -a -q --fuzz=0 || exit 1
 	quilt files -a --combine - 2>/dev/null >>"$touched"
-	sort -u "$touched" | while read -r f; do
-		[ -e "$f" ] && touch "$f"
-	done
-	rm -f "$touched"
+	sort -u -o "$touched" "$touched"
+	fix_mtimes "$before" "$touched"
+	rm -f "$touched" "$before"
 	quilt applied
 	echo "$stamp" >"$SRC/.series-stamp"
 }
@@ -261,3 +297,5 @@ build)   do_build ;;
 headers) do_headers ;;
 *)       die "unknown stage $stage" ;;
 esac
+exit
+}

@@ -10,12 +10,17 @@
 
 . "$(dirname "$0")/lib.sh"
 
+# The whole job is one compound command: bash reads it all before running
+# it, so editing this file during a run cannot change that run.
+{
+
 BASES=${BASES:-"v3.19 6.12"}
 S=$TOP/scripts
 rm -f "$TIMINGS" "$BUILD"/accel
 mkdir -p "$BUILD"
 
 run_step "$BUILD/logs/deps.log" "deps: apt packages" "$S/deps.sh" test || exit 1
+run_step "$BUILD/logs/man.log" "man pages: lint" "$S/lint-man.sh" || exit 1
 
 declare -A state reason
 
@@ -25,12 +30,16 @@ STEP_BASE=6.12 run_step "$BUILD/6.12/logs/source.log" "6.12: source" \
 	"$S/kernel.sh" source 6.12 || exit 1
 
 pipeline() {
-	local b=$1 st
+	local b=$1 st t
 
 	STEP_BASE=$b
+	rm -rf "$BUILD/$b/run-selftests"
 	if [ "$b" != 6.12 ]; then
+		msg "$b: source ..."
+		t=$(date +%s)
 		"$S/kernel.sh" source "$b" >"$BUILD/$b/logs/source.log" 2>&1
 		st=$?
+		echo "$b source $(($(date +%s) - t))" >>"$TIMINGS"
 		if [ $st = 3 ]; then
 			state[$b]=SKIPPED
 			reason[$b]=$(cat "$BUILD/$b/skip-reason")
@@ -110,3 +119,5 @@ echo
 echo "logs: $BUILD/<base>/logs, guest output: $BUILD/<base>/run-selftests"
 echo "selftests: $tp passed, $tf failed, $ts skipped"
 [ $tf = 0 ] && [ $bad = 0 ]
+exit $?
+}

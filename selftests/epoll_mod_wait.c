@@ -1,0 +1,1970 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * epoll_mod_wait - a batch of epoll_ctl() commands and an epoll_pwait()
+ * with a nanosecond timeout in one system call:
+ *
+ *   int epoll_mod_wait(int epfd, int flags, int ncmds,
+ *                      struct epoll_mod_cmd *cmds,
+ *                      struct epoll_wait_spec *spec);
+ *
+ *  - ADD, MOD and DEL batches take effect, in array order;
+ *  - the first failing command stops the batch: the commands before it
+ *    stay applied, its error field gets -errno, the later ones neither run
+ *    nor have their error field written, and the call returns -1 with that
+ *    errno without waiting, even with a spec;
+ *  - every argument is checked before any command runs (flags, ncmds and
+ *    cmds, epfd, then spec): a bad argument never half-runs a batch;
+ *  - without a spec only the commands run; with one the call then waits as
+ *    epoll_pwait() does (maxevents, events buffer, signal mask, EINTR), on
+ *    CLOCK_MONOTONIC, CLOCK_REALTIME or CLOCK_BOOTTIME, for a relative
+ *    timeout that is honoured well below epoll_wait()'s 1 ms floor.
+ *
+ * The binary skips itself (exit 4) on a kernel without the system call:
+ * there epoll_mod_wait(-1, 0, 0, NULL, NULL) does not fail with EBADF.
+ * Set EPOLL_MOD_WAIT_NOPROBE=1 in the environment to bypass that probe,
+ * for debugging only: on such a kernel the number is another system call
+ * (userfaultfd on x86_64 and socket on i386 in mainline).
+ *
+ * Diagram legend (style of filesystems/epoll/epoll_wakeup_test.c):
+ *   t0    the test thread, t1 a helper thread
+ *   (mw)  epoll_mod_wait() with its commands [...]; "+ wait" when a spec
+ *         is passed; (ew) epoll_wait(), (ctl) epoll_ctl()
+ *   eN    epoll instances, sN pipe read ends unless said otherwise
+ *   *     a ready source, (lt) level triggered, (et) edge triggered
+ *   !     the failing command, ?  a command that must not run
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * The harness' TEST_F() wrapper modifies a local between setjmp() and
+ * longjmp(), which -Wextra reports as -Wclobbered in every test.
+ */
+#pragma GCC diagnostic ignored "-Wclobbered"
+
+#include "kselftest_harness.h"
+/*
+ * Generated per kernel base: __NR_epoll_mod_wait, before the wrapper.
+ * Not wake_common.h: it needs EPOLLROUNDROBIN, which this test does not.
+ */
+#include "epoll_uapi.h"
+#include "epoll_mod_wait.h"
+
+/* The ABI: same layout on v3.19 and 6.12, checked at compile time. */
+_Static_assert(sizeof(struct epoll_mod_cmd) == 28,
+	       "struct epoll_mod_cmd must be 28 bytes on every ABI");
+_Static_assert(offsetof(struct epoll_mod_cmd, data) == 16 &&
+	       offsetof(struct epoll_mod_cmd, error) == 24,
+	       "struct epoll_mod_cmd layout");
+_Static_assert(sizeof(struct epoll_mod_timespec) == 16,
+	       "struct epoll_mod_timespec must be 16 bytes on every ABI");
+#if defined(__x86_64__)
+_Static_assert(sizeof(struct epoll_wait_spec) == 48,
+	       "struct epoll_wait_spec must be 48 bytes on x86_64");
+_Static_assert(offsetof(struct epoll_wait_spec, timeout) == 16,
+	       "struct epoll_wait_spec layout on x86_64");
+#elif defined(__i386__)
+_Static_assert(sizeof(struct epoll_wait_spec) == 36,
+	       "struct epoll_wait_spec must be 36 bytes on i386");
+_Static_assert(offsetof(struct epoll_wait_spec, timeout) == 12,
+	       "struct epoll_wait_spec layout on i386");
+#endif
+_Static_assert(EPOLL_MOD_SIGSETSIZE == 8, "kernel sigset is 64 bits");
+
+#define MW_NOPROBE_ENV	"EPOLL_MOD_WAIT_NOPROBE"
+
+#define TEST_TIMEOUT_S	120	/* QEMU TCG guests are slow */
+#define SENTINEL	12345	/* error field of a command that must not run */
+#define NR_PIPES	6
+#define POISON		0xa5	/* bytes of an events buffer nobody may write */
+
+#define NSEC_PER_USEC	1000LL
+#define NSEC_PER_MSEC	1000000LL
+#define NSEC_PER_SEC	1000000000LL
+#define LONG_WAIT_S	10	/* a timeout that must not be waited for */
+#define FAST_NS		(3 * NSEC_PER_SEC)	/* "returned at once" under TCG */
+
+/* Full 64-bit data, so that a truncation to 32 bits shows. */
+#define DATA(i)		(0xda7a000000000000ULL | (uint64_t)(i))
+
+/* --- helpers -------------------------------------------------------------- */
+
+static long long now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+static void sleep_ns(long long ns)
+{
+	struct timespec ts = {
+		.tv_sec = ns / NSEC_PER_SEC,
+		.tv_nsec = ns % NSEC_PER_SEC,
+	};
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* epoll_mod_wait() as a count or -errno, so one ASSERT_EQ() shows both. */
+static int mw(int ep, int flags, int ncmds, struct epoll_mod_cmd *cmds,
+	      struct epoll_wait_spec *spec)
+{
+	int ret = epoll_mod_wait(ep, flags, ncmds, cmds, spec);
+
+	return ret < 0 ? -errno : ret;
+}
+
+static void set_cmd(struct epoll_mod_cmd *c, int op, int fd, uint32_t events,
+		    uint64_t data)
+{
+	memset(c, 0, sizeof(*c));
+	c->op = op;
+	c->fd = fd;
+	c->events = events;
+	c->data = data;
+	c->error = SENTINEL;
+}
+
+static void set_spec(struct epoll_wait_spec *s, struct epoll_event *ev,
+		     int maxevents, int clockid, int64_t sec, int64_t nsec)
+{
+	memset(s, 0, sizeof(*s));
+	s->maxevents = maxevents;
+	s->events = ev;
+	s->clockid = clockid;
+	s->timeout.tv_sec = sec;
+	s->timeout.tv_nsec = nsec;
+	s->sigmask = NULL;
+	s->sigsetsize = 0;
+}
+
+/* Kernel sigset: bit signo - 1 of a 64-bit word, EPOLL_MOD_SIGSETSIZE. */
+static uint64_t ksig(int signo)
+{
+	return 1ULL << (signo - 1);
+}
+
+/* epoll_ctl() as 0 or -errno. */
+static int ctl(int ep, int op, int fd, uint32_t events, uint64_t data)
+{
+	struct epoll_event ev = { .events = events, .data.u64 = data };
+
+	return epoll_ctl(ep, op, fd, &ev) ? -errno : 0;
+}
+
+static int ctl_del(int ep, int fd)
+{
+	return ctl(ep, EPOLL_CTL_DEL, fd, 0, 0);
+}
+
+static int open_pipe(int *rd, int *wr)
+{
+	int fds[2];
+
+	if (pipe2(fds, O_NONBLOCK | O_CLOEXEC))
+		return -errno;
+	*rd = fds[0];
+	*wr = fds[1];
+	return 0;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static bool untouched(const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != POISON)
+			return false;
+	return true;
+}
+
+static int arm_timer(int tfd, long long ns)
+{
+	struct itimerspec its = {
+		.it_value = {
+			.tv_sec = ns / NSEC_PER_SEC,
+			.tv_nsec = ns % NSEC_PER_SEC,
+		},
+	};
+
+	return timerfd_settime(tfd, 0, &its, NULL) ? -errno : 0;
+}
+
+static pid_t mw_gettid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/*
+ * Scheduler state letter of thread @tid of this process, as in
+ * wake_common.h's wk_task_state(): 'S' means asleep; 0 if it cannot be read.
+ */
+static char mw_task_state(pid_t tid)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* comm may contain ')' itself: the state follows the last one. */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return 0;
+	return p[2];
+}
+
+static bool has_arg(int argc, char **argv, const char *arg)
+{
+	int i;
+
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], arg))
+			return true;
+	return false;
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Skip the whole binary on a kernel without the system call.  A patched
+ * kernel accepts flags 0, ncmds 0 with cmds NULL and spec NULL, then finds
+ * that -1 is no file: EBADF.  Elsewhere the number is ENOSYS or another
+ * system call that rejects these arguments differently.
+ * Messages go to stderr: the harness has not set up stdout yet.
+ */
+static void mw_probe_or_skip(int argc, char **argv)
+{
+	int ret, err;
+
+	if (has_arg(argc, argv, "-l") || has_arg(argc, argv, "-h"))
+		return;
+	if (getenv(MW_NOPROBE_ENV)) {
+		fprintf(stderr, "# %s set: system call probe bypassed\n",
+			MW_NOPROBE_ENV);
+		return;
+	}
+	errno = 0;
+	ret = epoll_mod_wait(-1, 0, 0, NULL, NULL);
+	err = errno;
+	if (ret >= 0)
+		close(ret);	/* some other system call made an fd */
+	if (ret == -1 && err == EBADF)
+		return;
+	fprintf(stderr, "# probe: syscall %d returned %d (%s), not EBADF\n",
+		(int)__NR_epoll_mod_wait, ret, ret < 0 ? strerror(err) : "ok");
+	ksft_exit_skip("epoll_mod_wait not supported by this kernel\n");
+}
+
+/* --- batches -------------------------------------------------------------- */
+
+/*
+ * Commands only, or commands then a wait.  Topology of all of them:
+ *
+ *          t0
+ *           | (mw)
+ *          e0
+ *         / | \
+ *       s0 ... s5   (pipe read ends; wN the write ends)
+ */
+FIXTURE(batch) {
+	int ep;
+	int rd[NR_PIPES], wr[NR_PIPES];
+};
+
+FIXTURE_SETUP(batch)
+{
+	int i;
+
+	for (i = 0; i < NR_PIPES; i++)
+		self->rd[i] = self->wr[i] = -1;
+	self->ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_GE(self->ep, 0);
+	for (i = 0; i < NR_PIPES; i++)
+		ASSERT_EQ(0, open_pipe(&self->rd[i], &self->wr[i]));
+}
+
+FIXTURE_TEARDOWN(batch)
+{
+	int i;
+
+	close_fd(&self->ep);
+	for (i = 0; i < NR_PIPES; i++) {
+		close_fd(&self->rd[i]);
+		close_fd(&self->wr[i]);
+	}
+}
+
+static void fill(struct __test_metadata *_metadata, int wr)
+{
+	ASSERT_EQ(1, write(wr, "x", 1));
+}
+
+/*
+ *          t0
+ *           | (mw [ADD s0, ADD s1, ADD s2])
+ *          e0
+ *         / | \  (lt)
+ *       s0* s1* s2*   (made readable after the call)
+ */
+TEST_F_TIMEOUT(batch, add_three, TEST_TIMEOUT_S)
+{
+	struct epoll_mod_cmd c[3];
+	struct epoll_event ev[4];
+	int seen[3] = { 0 };
+	int i, n;
+
+	for (i = 0; i < 3; i++)
+		set_cmd(&c[i], EPOLL_CTL_ADD, self->rd[i], EPOLLIN, DATA(i));
+	ASSERT_EQ(0, mw(self->ep, 0, 3, c, NULL));
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(0, c[i].error) TH_LOG("command %d", i);
+
+	for (i = 0; i < 3; i++)
+		fill(_metadata, self->wr[i]);
+	n = epoll_wait(self->ep, ev, 4, 0);
+	ASSERT_EQ(3, n);
+	for (i = 0; i < n; i++) {
+		uint64_t idx = ev[i].data.u64 - DATA(0);
+
+		EXPECT_EQ((uint32_t)EPOLLIN, ev[i].events);
+		ASSERT_LT(idx, (uint64_t)3)
+			TH_LOG("unexpected data %#llx",
+			       (unsigned long long)ev[i].data.u64);
+		seen[idx]++;
+	}
+	for (i = 0; i < 3; i++) {
+		EXPECT_EQ(1, seen[i]);
+		EXPECT_EQ(-EEXIST, ctl(self->ep, EPOLL_CTL_ADD, self->rd[i],
+				       EPOLLIN, 0));
+	}
+}
+
+/*
+ *          t0
+ *           | (mw [MOD s0 in -> in, MOD w1 in -> out])
+ *          e0
+ *         /  \  (lt)
+ *       s0*   w1   (w1: write end of pipe 1, writable)
+ */
+TEST_F_TIMEOUT(batch, mod_events_and_data, TEST_TIMEOUT_S)
+{
+	struct epoll_mod_cmd c[2];
+	struct epoll_event ev[4];
+	int i, n;
+
+	ASSERT_EQ(0, ctl(self->ep, EPOLL_CTL_ADD, self->rd[0], EPOLLIN,
+			 DATA(0)));
+	/* A pipe's write end is never readable: idle until modified. */
+	ASSERT_EQ(0, ctl(self->ep, EPOLL_CTL_ADD, self->wr[1], EPOLLIN,
+			 DATA(1)));
+	ASSERT_EQ(0, epoll_wait(self->ep, ev, 4, 0));
+
+	set_cmd(&c[0], EPOLL_CTL_MOD, self->rd[0], EPOLLIN, DATA(10));
+	set_cmd(&c[1], EPOLL_CTL_MOD, self->wr[1], EPOLLOUT, DATA(11));
+	ASSERT_EQ(0, mw(self->ep, 0, 2, c, NULL));
+	EXPECT_EQ(0, c[0].error);
+	EXPECT_EQ(0, c[1].error);
+
+	fill(_metadata, self->wr[0]);
+	n = epoll_wait(self->ep, ev, 4, 0);
+	ASSERT_EQ(2, n);
+	for (i = 0; i < n; i++) {
+		if (ev[i].data.u64 == DATA(10)) {
+			EXPECT_EQ((uint32_t)EPOLLIN, ev[i].events);
+		} else {
+			EXPECT_EQ(DATA(11), ev[i].data.u64);
+			EXPECT_EQ((uint32_t)EPOLLOUT, ev[i].events);
+		}
+	}
+	EXPECT_NE(ev[0].data.u64, ev[1].data.u64);
+}
+
+/*
+ *          t0
+ *           | (mw [DEL s0, DEL s2])
+ *          e0
+ *         / | \  (lt)
+ *       s0* s1* s2*   (s0, s2 removed)
+ */
+TEST_F_TIMEOUT(batch, del_two, TEST_TIMEOUT_S)
+{
+	struct epoll_mod_cmd c[2];
+	struct epoll_event ev[4];
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, ctl(self->ep, EPOLL_CTL_ADD, self->rd[i],
+				 EPOLLIN, DATA(i)));
+		fill(_metadata, self->wr[i]);
+	}
+	set_cmd(&c[0], EPOLL_CTL_DEL, self->rd[0], 0, 0);
+	set_cmd(&c[1], EPOLL_CTL_DEL, self->rd[2], 0, 0);
+	ASSERT_EQ(0, mw(self->ep, 0, 2, c, NULL));
+	EXPECT_EQ(0, c[0].error);
+	EXPECT_EQ(0, c[1].error);
+
+	ASSERT_EQ(1, epoll_wait(self->ep, ev, 4, 0));
+	EXPECT_EQ(DATA(1), ev[0].data.u64);
+	EXPECT_EQ(-ENOENT, ctl_del(self->ep, self->rd[0]));
+	EXPECT_EQ(-ENOENT, ctl_del(self->ep, self->rd[2]));
+	EXPECT_EQ(0, ctl_del(self->ep, self->rd[1]));
+}
+
+/*
+ * The commands run in array order, each seeing the previous ones:
+ *
+ *          t0
+ *           | (mw [ADD s0 d1, MOD s0 d2, DEL s0, ADD s0 d3, MOD s0 d4])
+ *          e0
+ *           | (lt)
+ *          s0*
+ */
+TEST_F_TIMEOUT(batch, in_order, TEST_TIMEOUT_S)
+{
+	struct epoll_mod_cmd c[5];
+	struct epoll_event ev[2];
+	int i;
+
+	set_cmd(&c[0], EPOLL_CTL_ADD, self->rd[0], EPOLLIN, DATA(1));
+	set_cmd(&c[1], EPOLL_CTL_MOD, self->rd[0], EPOLLIN, DATA(2));
+	set_cmd(&c[2], EPOLL_CTL_DEL, self->rd[0], 0, 0);
+	set_cmd(&c[3], EPOLL_CTL_ADD, self->rd[0], EPOLLIN, DATA(3));
+	set_cmd(&c[4], EPOLL_CTL_MOD, self->rd[0], EPOLLIN, DATA(4));
+	ASSERT_EQ(0, mw(self->ep, 0, 5, c, NULL));
+	for (i = 0; i < 5; i++)
+		EXPECT_EQ(0, c[i].error) TH_LOG("command %d", i);
+
+	fill(_metadata, self->wr[0]);
+	ASSERT_EQ(1, epoll_wait(self->ep, ev, 2, 0));
+	EXPECT_EQ(DATA(4), ev[0].data.u64);
+}
+
+/*
+ *          t0
+ *           | (mw [MOD s1 !, ADD s1 ?])
+ *          e0
+ *           :
+ *          s1
+ */
+TEST_F_TIMEOUT(batch, first_fails, TEST_TIMEOUT_S)
+{
+	struct epoll_mod_cmd c[2];
+
+	set_cmd(&c[0], EPOLL_CTL_MOD, self->rd[1], EPOLLIN, DATA(0));
+	set_cmd(&c[1], EPOLL_CTL_ADD, self->rd[1], EPOLLIN, DATA(1));
+	EXPECT_EQ(-ENOENT, mw(self->ep, 0, 2, c, NULL));
+	EXPECT_EQ(-ENOENT, c[0].error);
+	EXPECT_EQ(SENTINEL, c[1].error);
+	EXPECT_EQ(-ENOENT, ctl_del(self->ep, self->rd[1]));
+}
+
+/*
+ *          t0
+ *           | (mw [ADD s0, ADD s1, DEL s2 !])
+ *          e0
+ *          / \
+ *        s0   s1
+ */
+TEST_F_TIMEOUT(batch, last_fails, TEST_TIMEOUT_S)
+{
+	struct epoll_mod_cmd c[3];
+
+	set_cmd(&c[0], EPOLL_CTL_ADD, self->rd[0], EPOLLIN, DATA(0));
+	set_cmd(&c[1], EPOLL_CTL_ADD, self->rd[1], EPOLLIN, DATA(1));
+	set_cmd(&c[2], EPOLL_CTL_DEL, self->rd[2], 0, 0);
+	EXPECT_EQ(-ENOENT, mw(self->ep, 0, 3, c, NULL));
+	EXPECT_EQ(0, c[0].error);
+	EXPECT_EQ(0, c[1].error);
+	EXPECT_EQ(-ENOENT, c[2].error);
+	EXPECT_EQ(0, ctl_del(self->ep, self->rd[0]));
+	EXPECT_EQ(0, ctl_del(self->ep, self->rd[1]));
+}
+
+/*
+ * Without a spec the call returns 0 after the commands, even with a ready
+ * source, and leaves its event alone:
+ *
+ *          t0
+ *           | (mw [ADD s0 et]), then (ew)
+ *          e0
+ *           | (et)
+ *          s0*
+ */
+TEST_F_TIMEOUT(batch, no_spec_no_wait, TEST_TIMEOUT_S)
+{
+	struct epoll_mod_cmd c[1];
+	struct epoll_event ev[2];
+
+	fill(_metadata, self->wr[0]);
+	set_cmd(&c[0], EPOLL_CTL_ADD, self->rd[0], EPOLLIN | EPOLLET,
+		DATA(0));
+	ASSERT_EQ(0, mw(self->ep, 0, 1, c, NULL));
+	EXPECT_EQ(0, c[0].error);
+	/* Nothing at all to do is fine too. */
+	EXPECT_EQ(0, mw(self->ep, 0, 0, NULL, NULL));
+	/* Edge triggered: the event is still there only if nobody took it. */
+	ASSERT_EQ(1, epoll_wait(self->ep, ev, 2, 0))
+		TH_LOG("the call without spec consumed the event");
+	EXPECT_EQ(DATA(0), ev[0].data.u64);
+}
+
+/*
+ * maxevents as for epoll_pwait(): 2 at a time, then the rest; nothing
+ * written past the returned events:
+ *
+ *          t0
+ *           | (mw [ADD s0..s4 et] + wait, maxevents 2, timeout {0, 0}),
+ *           | then (mw [] + wait) until empty
+ *          e0
+ *     /  /  |  \  \   (et)
+ *   s0* s1* s2* s3* s4*
+ */
+TEST_F_TIMEOUT(batch, maxevents_edge, TEST_TIMEOUT_S)
+{
+	static const int want[] = { 2, 2, 1, 0 };
+	struct epoll_mod_cmd c[5];
+	struct epoll_wait_spec spec;
+	struct epoll_event ev[3];
+	int seen[5] = { 0 };
+	int call, i, n;
+
+	for (i = 0; i < 5; i++) {
+		fill(_metadata, self->wr[i]);
+		set_cmd(&c[i], EPOLL_CTL_ADD, self->rd[i], EPOLLIN | EPOLLET,
+			DATA(i));
+	}
+	for (call = 0; call < 4; call++) {
+		memset(ev, POISON, sizeof(ev));
+		set_spec(&spec, ev, 2, CLOCK_MONOTONIC, 0, 0);
+		n = mw(self->ep, 0, call ? 0 : 5, call ? NULL : c, &spec);
+		EXPECT_EQ(want[call], n) TH_LOG("call %d", call);
+		ASSERT_GE(n, 0) TH_LOG("call %d: %s", call, strerror(-n));
+		ASSERT_LE(n, 2);
+		for (i = 0; i < n; i++) {
+			uint64_t idx = ev[i].data.u64 - DATA(0);
+
+			EXPECT_EQ((uint32_t)EPOLLIN, ev[i].events);
+			ASSERT_LT(idx, (uint64_t)5);
+			seen[idx]++;
+		}
+		EXPECT_TRUE(untouched(&ev[n], (3 - n) * sizeof(ev[0])))
+			TH_LOG("call %d wrote past its %d events", call, n);
+	}
+	for (i = 0; i < 5; i++) {
+		EXPECT_EQ(0, c[i].error) TH_LOG("command %d", i);
+		EXPECT_EQ(1, seen[i]) TH_LOG("source %d", i);
+	}
+}
+
+/*
+ * Level triggered, maxevents 2: successive calls go round the ready list
+ * like epoll_wait() does; a large maxevents gets all five at once:
+ *
+ *          t0
+ *           | (mw [ADD s0..s4 lt] + wait) x 3, then maxevents 8
+ *          e0
+ *     /  /  |  \  \   (lt)
+ *   s0* s1* s2* s3* s4*
+ */
+TEST_F_TIMEOUT(batch, maxevents_level, TEST_TIMEOUT_S)
+{
+	struct epoll_mod_cmd c[5];
+	struct epoll_wait_spec spec;
+	struct epoll_event ev[8];
+	int seen[5] = { 0 };
+	int call, i, n;
+
+	for (i = 0; i < 5; i++) {
+		fill(_metadata, self->wr[i]);
+		set_cmd(&c[i], EPOLL_CTL_ADD, self->rd[i], EPOLLIN, DATA(i));
+	}
+	for (call = 0; call < 3; call++) {
+		set_spec(&spec, ev, 2, CLOCK_MONOTONIC, 0, 0);
+		n = mw(self->ep, 0, call ? 0 : 5, call ? NULL : c, &spec);
+		ASSERT_EQ(2, n) TH_LOG("call %d", call);
+		for (i = 0; i < n; i++) {
+			uint64_t idx = ev[i].data.u64 - DATA(0);
+
+			EXPECT_EQ((uint32_t)EPOLLIN, ev[i].events);
+			ASSERT_LT(idx, (uint64_t)5);
+			seen[idx]++;
+		}
+	}
+	for (i = 0; i < 5; i++)
+		EXPECT_LT(0, seen[i]) TH_LOG("source %d never returned", i);
+
+	set_spec(&spec, ev, 8, CLOCK_MONOTONIC, 0, 0);
+	EXPECT_EQ(5, mw(self->ep, 0, 0, NULL, &spec));
+}
+
+/*
+ * Exactly EPOLL_MOD_MAX_CMDS commands run; the pairs before the last four
+ * leave nothing behind:
+ *
+ *          t0
+ *           | (mw [ADD s0, DEL s0, ADD s1, DEL s1, ... ADD s0..s3] + wait)
+ *          e0
+ *       /  / \  \   (lt)
+ *     s0* s1* s2* s3*
+ */
+static void fill_max_cmds(struct epoll_mod_cmd *c, int n, const int *rd)
+{
+	int i;
+
+	for (i = 0; i < n - 4; i += 2) {
+		set_cmd(&c[i], EPOLL_CTL_ADD, rd[(i / 2) % 4], EPOLLIN,
+			DATA(i));
+		set_cmd(&c[i + 1], EPOLL_CTL_DEL, rd[(i / 2) % 4], 0, 0);
+	}
+	for (; i < n; i++)
+		set_cmd(&c[i], EPOLL_CTL_ADD, rd[i - (n - 4)], EPOLLIN,
+			DATA(i));
+}
+
+TEST_F_TIMEOUT(batch, max_cmds, TEST_TIMEOUT_S)
+{
+	const int n = EPOLL_MOD_MAX_CMDS;
+	struct epoll_wait_spec spec;
+	struct epoll_mod_cmd *c;
+	struct epoll_event ev[8];
+	int i, ret, bad = 0, seen = 0;
+
+	c = calloc(n, sizeof(*c));
+	ASSERT_TRUE(c != NULL);
+	fill_max_cmds(c, n, self->rd);
+	for (i = 0; i < 4; i++)
+		fill(_metadata, self->wr[i]);
+	set_spec(&spec, ev, 8, CLOCK_MONOTONIC, 0, 0);
+	ret = mw(self->ep, 0, n, c, &spec);
+	EXPECT_EQ(4, ret) TH_LOG("%d commands: %s", n,
+				 ret < 0 ? strerror(-ret) : "ok");
+	for (i = 0; i < n; i++)
+		if (c[i].error && !bad++)
+			TH_LOG("command %d: error %d", i, c[i].error);
+	EXPECT_EQ(0, bad);
+	for (i = 0; i < ret && i < 8; i++)
+		if (ev[i].data.u64 >= DATA(n - 4) && ev[i].data.u64 < DATA(n))
+			seen++;
+	EXPECT_EQ(4, seen) TH_LOG("not the data of the last four ADDs");
+	free(c);
+}
+
+/*
+ *          t0
+ *           | (mw [ADD s0 ?, ... 1025 commands ...])
+ *          e0
+ *           :
+ *     s0 s1 s2 s3
+ */
+TEST_F_TIMEOUT(batch, max_cmds_plus_one, TEST_TIMEOUT_S)
+{
+	const int n = EPOLL_MOD_MAX_CMDS + 1;
+	struct epoll_mod_cmd *c;
+	int i, bad = 0;
+
+	c = calloc(n, sizeof(*c));
+	ASSERT_TRUE(c != NULL);
+	fill_max_cmds(c, n, self->rd);
+	EXPECT_EQ(-EINVAL, mw(self->ep, 0, n, c, NULL));
+	for (i = 0; i < n; i++)
+		if (c[i].error != SENTINEL && !bad++)
+			TH_LOG("command %d: error field written: %d", i,
+			       c[i].error);
+	EXPECT_EQ(0, bad);
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(-ENOENT, ctl_del(self->ep, self->rd[i]))
+			TH_LOG("command on s%d ran", i);
+	free(c);
+}
+
+/* --- stop at the first failing command ------------------------------------ */
+
+/*
+ * [ADD s0, ADD s1, <bad>, ADD s2]: s0 and s1 stay added with their data,
+ * the bad command reports its errno, ADD s2 neither runs nor is written,
+ * and a spec is ignored (no wait, no events):
+ *
+ *          t0
+ *           | (mw [ADD s0, ADD s1, bad !, ADD s2 ?] (+ wait))
+ *          e0 - - - - - - e1   (e1 watches e0: target of the ELOOP case)
+ *          / \    :  :
+ *        s0   s1  s2 s3   dir, e0 itself, e1 or -1 as the bad target
+ *                          s4* (spec_no_events: ready, added by ctl)
+ */
+enum stop_target {
+	TGT_FRESH,	/* s3, never added */
+	TGT_S1,		/* s1, added by the second command */
+	TGT_BADF,	/* -1 */
+	TGT_DIR,	/* a directory: no poll support */
+	TGT_SELF,	/* e0 */
+	TGT_LOOP,	/* e1, which already watches e0 */
+};
+
+struct stop_fds {
+	int ep, ep2, dir;
+	int rd[5], wr[5];
+};
+
+/* The failing command: its op, flags and target, and the errno. */
+struct stop_case {
+	int err;
+	int flags;
+	int op;
+	enum stop_target tgt;
+};
+
+FIXTURE(stop) {
+	struct stop_fds f;
+};
+
+FIXTURE_VARIANT(stop) {
+	struct stop_case bad;
+};
+
+FIXTURE_VARIANT_ADD(stop, add_eexist) {
+	.bad = { .err = EEXIST, .op = EPOLL_CTL_ADD, .tgt = TGT_S1 },
+};
+
+FIXTURE_VARIANT_ADD(stop, mod_enoent) {
+	.bad = { .err = ENOENT, .op = EPOLL_CTL_MOD, .tgt = TGT_FRESH },
+};
+
+FIXTURE_VARIANT_ADD(stop, del_enoent) {
+	.bad = { .err = ENOENT, .op = EPOLL_CTL_DEL, .tgt = TGT_FRESH },
+};
+
+FIXTURE_VARIANT_ADD(stop, add_ebadf) {
+	.bad = { .err = EBADF, .op = EPOLL_CTL_ADD, .tgt = TGT_BADF },
+};
+
+FIXTURE_VARIANT_ADD(stop, add_eperm) {
+	.bad = { .err = EPERM, .op = EPOLL_CTL_ADD, .tgt = TGT_DIR },
+};
+
+FIXTURE_VARIANT_ADD(stop, add_self_einval) {
+	.bad = { .err = EINVAL, .op = EPOLL_CTL_ADD, .tgt = TGT_SELF },
+};
+
+FIXTURE_VARIANT_ADD(stop, bad_op_einval) {
+	.bad = { .err = EINVAL, .op = 42, .tgt = TGT_FRESH },
+};
+
+FIXTURE_VARIANT_ADD(stop, add_eloop) {
+	.bad = { .err = ELOOP, .op = EPOLL_CTL_ADD, .tgt = TGT_LOOP },
+};
+
+/* Valid commands but for their flags: they must not run at all. */
+FIXTURE_VARIANT_ADD(stop, flags_add) {
+	.bad = { .err = EINVAL, .flags = 1, .op = EPOLL_CTL_ADD, .tgt = TGT_FRESH },
+};
+
+FIXTURE_VARIANT_ADD(stop, flags_mod) {
+	.bad = { .err = EINVAL, .flags = INT_MIN, .op = EPOLL_CTL_MOD, .tgt = TGT_S1 },
+};
+
+FIXTURE_VARIANT_ADD(stop, flags_del) {
+	.bad = { .err = EINVAL, .flags = 1, .op = EPOLL_CTL_DEL, .tgt = TGT_S1 },
+};
+
+FIXTURE_SETUP(stop)
+{
+	int i;
+
+	self->f.ep = self->f.ep2 = self->f.dir = -1;
+	for (i = 0; i < 5; i++)
+		self->f.rd[i] = self->f.wr[i] = -1;
+	self->f.ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_GE(self->f.ep, 0);
+	self->f.ep2 = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_GE(self->f.ep2, 0);
+	ASSERT_EQ(0, ctl(self->f.ep2, EPOLL_CTL_ADD, self->f.ep, EPOLLIN, 0));
+	self->f.dir = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ASSERT_GE(self->f.dir, 0);
+	for (i = 0; i < 5; i++)
+		ASSERT_EQ(0, open_pipe(&self->f.rd[i], &self->f.wr[i]));
+}
+
+FIXTURE_TEARDOWN(stop)
+{
+	int i;
+
+	close_fd(&self->f.ep);
+	close_fd(&self->f.ep2);
+	close_fd(&self->f.dir);
+	for (i = 0; i < 5; i++) {
+		close_fd(&self->f.rd[i]);
+		close_fd(&self->f.wr[i]);
+	}
+}
+
+static void stop_cmds(const struct stop_fds *f, const struct stop_case *bad,
+		      struct epoll_mod_cmd *c)
+{
+	int fd = -1;
+
+	switch (bad->tgt) {
+	case TGT_FRESH:
+		fd = f->rd[3];
+		break;
+	case TGT_S1:
+		fd = f->rd[1];
+		break;
+	case TGT_BADF:
+		fd = -1;
+		break;
+	case TGT_DIR:
+		fd = f->dir;
+		break;
+	case TGT_SELF:
+		fd = f->ep;
+		break;
+	case TGT_LOOP:
+		fd = f->ep2;
+		break;
+	}
+	set_cmd(&c[0], EPOLL_CTL_ADD, f->rd[0], EPOLLIN, DATA(0));
+	set_cmd(&c[1], EPOLL_CTL_ADD, f->rd[1], EPOLLIN, DATA(1));
+	set_cmd(&c[2], bad->op, fd, EPOLLIN, DATA(9));
+	c[2].flags = bad->flags;
+	set_cmd(&c[3], EPOLL_CTL_ADD, f->rd[2], EPOLLIN, DATA(2));
+}
+
+/* State after the batch: exactly s0 and s1, with their own data. */
+static void stop_check(struct __test_metadata *_metadata,
+		       const struct stop_fds *f, const struct stop_case *bad,
+		       const struct epoll_mod_cmd *c, int ret)
+{
+	struct epoll_event ev[4];
+	int i, n;
+
+	EXPECT_EQ(-bad->err, ret)
+		TH_LOG("returned %s", ret < 0 ? strerror(-ret) : "ok");
+	EXPECT_EQ(0, c[0].error);
+	EXPECT_EQ(0, c[1].error);
+	EXPECT_EQ(-bad->err, c[2].error);
+	EXPECT_EQ(SENTINEL, c[3].error)
+		TH_LOG("command after the failing one was written");
+
+	for (i = 0; i < 3; i++)
+		fill(_metadata, f->wr[i]);
+	if (bad->tgt == TGT_FRESH)
+		fill(_metadata, f->wr[3]);
+	n = epoll_wait(f->ep, ev, 4, 0);
+	EXPECT_EQ(2, n) TH_LOG("s0 and s1 only must be in the set");
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ((uint32_t)EPOLLIN, ev[i].events);
+		EXPECT_TRUE(ev[i].data.u64 == DATA(0) ||
+			    ev[i].data.u64 == DATA(1))
+			TH_LOG("data %#llx", (unsigned long long)ev[i].data.u64);
+	}
+	EXPECT_EQ(0, ctl_del(f->ep, f->rd[0]));
+	EXPECT_EQ(0, ctl_del(f->ep, f->rd[1]));
+	EXPECT_EQ(-ENOENT, ctl_del(f->ep, f->rd[2]))
+		TH_LOG("command after the failing one ran");
+	EXPECT_EQ(-ENOENT, ctl_del(f->ep, f->rd[3]));
+}
+
+TEST_F_TIMEOUT(stop, no_spec, TEST_TIMEOUT_S)
+{
+	struct epoll_mod_cmd c[4];
+
+	stop_cmds(&self->f, &variant->bad, c);
+	stop_check(_metadata, &self->f, &variant->bad, c,
+		   mw(self->f.ep, 0, 4, c, NULL));
+}
+
+/* Idle set, long timeout: the call must return at once. */
+TEST_F_TIMEOUT(stop, spec_no_wait, TEST_TIMEOUT_S)
+{
+	struct epoll_wait_spec spec;
+	struct epoll_mod_cmd c[4];
+	struct epoll_event ev[4];
+	long long t0, elapsed;
+	int ret;
+
+	stop_cmds(&self->f, &variant->bad, c);
+	set_spec(&spec, ev, 4, CLOCK_MONOTONIC, LONG_WAIT_S, 0);
+	t0 = now_ns(CLOCK_MONOTONIC);
+	ret = mw(self->f.ep, 0, 4, c, &spec);
+	elapsed = now_ns(CLOCK_MONOTONIC) - t0;
+	EXPECT_LT(elapsed, FAST_NS) TH_LOG("waited %lld ms after a failure",
+					   elapsed / NSEC_PER_MSEC);
+	stop_check(_metadata, &self->f, &variant->bad, c, ret);
+}
+
+/* A ready source in the set: the events buffer must stay untouched. */
+TEST_F_TIMEOUT(stop, spec_no_events, TEST_TIMEOUT_S)
+{
+	struct epoll_wait_spec spec;
+	struct epoll_mod_cmd c[4];
+	struct epoll_event ev[4];
+	int ret;
+
+	ASSERT_EQ(0, ctl(self->f.ep, EPOLL_CTL_ADD, self->f.rd[4], EPOLLIN,
+			 DATA(4)));
+	fill(_metadata, self->f.wr[4]);
+	stop_cmds(&self->f, &variant->bad, c);
+	memset(ev, POISON, sizeof(ev));
+	set_spec(&spec, ev, 4, CLOCK_MONOTONIC, LONG_WAIT_S, 0);
+	ret = mw(self->f.ep, 0, 4, c, &spec);
+	EXPECT_TRUE(untouched(ev, sizeof(ev)))
+		TH_LOG("events returned after a failing command");
+	ASSERT_EQ(0, ctl_del(self->f.ep, self->f.rd[4]));
+	stop_check(_metadata, &self->f, &variant->bad, c, ret);
+}
+
+/* --- timeouts ------------------------------------------------------------- */
+
+/*
+ *          t0
+ *           | (mw [] + wait)   or (ew), for comparison
+ *          e0
+ *          / \
+ *        s0   tfd  (idle pipe; timerfd on CLOCK_MONOTONIC when armed)
+ */
+FIXTURE(timeouts) {
+	int ep, rd, wr, tfd;
+};
+
+FIXTURE_SETUP(timeouts)
+{
+	self->rd = self->wr = self->tfd = -1;
+	self->ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_GE(self->ep, 0);
+	ASSERT_EQ(0, open_pipe(&self->rd, &self->wr));
+	ASSERT_EQ(0, ctl(self->ep, EPOLL_CTL_ADD, self->rd, EPOLLIN, DATA(0)));
+	self->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	ASSERT_GE(self->tfd, 0);
+}
+
+FIXTURE_TEARDOWN(timeouts)
+{
+	close_fd(&self->ep);
+	close_fd(&self->rd);
+	close_fd(&self->wr);
+	close_fd(&self->tfd);
+}
+
+#define NR_TRIALS		21
+#define PRECISION_NS		(200 * NSEC_PER_USEC)
+#define PRECISION_MEDIAN_NS	(1000 * NSEC_PER_USEC)
+
+/*
+ * A 200 us timeout returns 0, never early, and with a median well below
+ * the 1 ms that epoll_wait() cannot go under:
+ *
+ *          t0
+ *           | (mw [] + wait 200 us) x 21, (ew 1 ms) x 21
+ *          e0
+ *           |
+ *          s0   (idle)
+ */
+TEST_F_TIMEOUT(timeouts, precision_200us, TEST_TIMEOUT_S)
+{
+	long long mw_ns[NR_TRIALS], ew_ns[NR_TRIALS], t0;
+	struct epoll_wait_spec spec;
+	struct epoll_event ev[1];
+	int i, ret;
+
+	set_spec(&spec, ev, 1, CLOCK_MONOTONIC, 0, PRECISION_NS);
+	/* Warm up: fault everything in. */
+	ASSERT_EQ(0, mw(self->ep, 0, 0, NULL, &spec));
+	ASSERT_EQ(0, epoll_wait(self->ep, ev, 1, 1));
+
+	for (i = 0; i < NR_TRIALS; i++) {
+		t0 = now_ns(CLOCK_MONOTONIC);
+		ret = mw(self->ep, 0, 0, NULL, &spec);
+		mw_ns[i] = now_ns(CLOCK_MONOTONIC) - t0;
+		ASSERT_EQ(0, ret) TH_LOG("trial %d: %s", i,
+					 ret < 0 ? strerror(-ret) : "events");
+		EXPECT_GE(mw_ns[i], PRECISION_NS)
+			TH_LOG("trial %d returned after %lld ns", i, mw_ns[i]);
+	}
+	for (i = 0; i < NR_TRIALS; i++) {
+		t0 = now_ns(CLOCK_MONOTONIC);
+		ret = epoll_wait(self->ep, ev, 1, 1);
+		ew_ns[i] = now_ns(CLOCK_MONOTONIC) - t0;
+		EXPECT_EQ(0, ret);
+	}
+	qsort(mw_ns, NR_TRIALS, sizeof(mw_ns[0]), cmp_ll);
+	qsort(ew_ns, NR_TRIALS, sizeof(ew_ns[0]), cmp_ll);
+	ksft_print_msg("timeout: epoll_mod_wait 200us x%d: median %lld us (min %lld, max %lld); epoll_wait 1ms x%d: median %lld us (min %lld, max %lld)\n",
+		       NR_TRIALS, mw_ns[NR_TRIALS / 2] / NSEC_PER_USEC,
+		       mw_ns[0] / NSEC_PER_USEC,
+		       mw_ns[NR_TRIALS - 1] / NSEC_PER_USEC,
+		       NR_TRIALS, ew_ns[NR_TRIALS / 2] / NSEC_PER_USEC,
+		       ew_ns[0] / NSEC_PER_USEC,
+		       ew_ns[NR_TRIALS - 1] / NSEC_PER_USEC);
+	EXPECT_LT(mw_ns[NR_TRIALS / 2], PRECISION_MEDIAN_NS)
+		TH_LOG("median %lld us, not below 1 ms",
+		       mw_ns[NR_TRIALS / 2] / NSEC_PER_USEC);
+}
+
+/*
+ * {0, 0} polls once: 0 at once on an idle set, the event when ready:
+ *
+ *          t0
+ *           | (mw [] + wait {0, 0})
+ *          e0
+ *           |
+ *          s0   (idle, then *)
+ */
+TEST_F_TIMEOUT(timeouts, zero_polls, TEST_TIMEOUT_S)
+{
+	struct epoll_wait_spec spec;
+	struct epoll_event ev[2];
+	long long t0;
+
+	set_spec(&spec, ev, 2, CLOCK_MONOTONIC, 0, 0);
+	t0 = now_ns(CLOCK_MONOTONIC);
+	EXPECT_EQ(0, mw(self->ep, 0, 0, NULL, &spec));
+	EXPECT_LT(now_ns(CLOCK_MONOTONIC) - t0, FAST_NS);
+
+	ASSERT_EQ(1, write(self->wr, "x", 1));
+	ASSERT_EQ(1, mw(self->ep, 0, 0, NULL, &spec));
+	EXPECT_EQ(DATA(0), ev[0].data.u64);
+	EXPECT_EQ((uint32_t)EPOLLIN, ev[0].events);
+}
+
+/*
+ * EPOLL_MOD_WAIT_FOREVER waits until an event (the timer, 50 ms):
+ *
+ *          t0
+ *           | (mw [ADD tfd] + wait forever)
+ *          e0
+ *          / \
+ *        s0   tfd*  (after 50 ms)
+ */
+TEST_F_TIMEOUT(timeouts, forever, TEST_TIMEOUT_S)
+{
+	struct epoll_wait_spec spec;
+	struct epoll_mod_cmd c[1];
+	struct epoll_event ev[2];
+
+	set_cmd(&c[0], EPOLL_CTL_ADD, self->tfd, EPOLLIN, DATA(7));
+	set_spec(&spec, ev, 2, CLOCK_MONOTONIC, EPOLL_MOD_WAIT_FOREVER, 0);
+	ASSERT_EQ(0, arm_timer(self->tfd, 50 * NSEC_PER_MSEC));
+	ASSERT_EQ(1, mw(self->ep, 0, 1, c, &spec));
+	EXPECT_EQ(0, c[0].error);
+	EXPECT_EQ(DATA(7), ev[0].data.u64);
+}
+
+/*
+ * Huge but valid timeouts wait (they must not overflow into "expired" or
+ * be truncated to 32 bits); the timer ends each wait after 20 ms:
+ *
+ *          t0
+ *           | (mw [] + wait {huge}) x 5
+ *          e0
+ *          / \
+ *        s0   tfd*
+ */
+TEST_F_TIMEOUT(timeouts, huge, TEST_TIMEOUT_S)
+{
+	static const int64_t huge[][2] = {
+		{ INT64_MAX, 999999999 },
+		{ 9223372036LL, 854775807 },	/* KTIME_MAX */
+		{ 9223372037LL, 0 },		/* just above it */
+		{ 4294967296LL, 0 },		/* 2^32: truncated would be 0 */
+		{ 2147483648LL, 0 },		/* 2^31: truncated negative */
+	};
+	struct pollfd pfd = { .fd = self->tfd, .events = POLLIN };
+	struct epoll_wait_spec spec;
+	struct epoll_event ev[2];
+	uint64_t ticks;
+	unsigned int i;
+
+	ASSERT_EQ(0, ctl(self->ep, EPOLL_CTL_ADD, self->tfd, EPOLLIN,
+			 DATA(7)));
+	for (i = 0; i < ARRAY_SIZE(huge); i++) {
+		set_spec(&spec, ev, 2, CLOCK_MONOTONIC, huge[i][0],
+			 huge[i][1]);
+		ASSERT_EQ(0, arm_timer(self->tfd, 20 * NSEC_PER_MSEC));
+		EXPECT_EQ(1, mw(self->ep, 0, 0, NULL, &spec))
+			TH_LOG("timeout {%lld, %lld}", (long long)huge[i][0],
+			       (long long)huge[i][1]);
+		EXPECT_EQ(DATA(7), ev[0].data.u64);
+		/* Let the timer expire if the call returned early; reset. */
+		ASSERT_EQ(1, poll(&pfd, 1, 5000));
+		ASSERT_EQ((ssize_t)sizeof(ticks),
+			  read(self->tfd, &ticks, sizeof(ticks)));
+	}
+}
+
+/*
+ * The largest tv_nsec is valid and waited for in full:
+ *
+ *          t0
+ *           | (mw [] + wait {0, 999999999})
+ *          e0
+ *           |
+ *          s0   (idle)
+ */
+TEST_F_TIMEOUT(timeouts, nsec_max, TEST_TIMEOUT_S)
+{
+	struct epoll_wait_spec spec;
+	struct epoll_event ev[1];
+	long long t0, elapsed;
+
+	set_spec(&spec, ev, 1, CLOCK_MONOTONIC, 0, 999999999);
+	t0 = now_ns(CLOCK_MONOTONIC);
+	EXPECT_EQ(0, mw(self->ep, 0, 0, NULL, &spec));
+	elapsed = now_ns(CLOCK_MONOTONIC) - t0;
+	EXPECT_GE(elapsed, 999999999LL);
+	EXPECT_LT(elapsed, LONG_WAIT_S * NSEC_PER_SEC);
+}
+
+/* --- clocks --------------------------------------------------------------- */
+
+/*
+ * Each valid clock times out, returns ready events, and is woken:
+ *
+ *          t0
+ *           | (mw [ADD s0 | ADD tfd] + wait on <clock>)
+ *          e0
+ *          / \
+ *        s0   tfd   (idle or *; timerfd armed 20 ms)
+ */
+FIXTURE(clocks) {
+	int ep, rd, wr, tfd;
+};
+
+FIXTURE_VARIANT(clocks) {
+	clockid_t clockid;
+};
+
+FIXTURE_VARIANT_ADD(clocks, monotonic)	{ .clockid = CLOCK_MONOTONIC, };
+FIXTURE_VARIANT_ADD(clocks, realtime)	{ .clockid = CLOCK_REALTIME, };
+FIXTURE_VARIANT_ADD(clocks, boottime)	{ .clockid = CLOCK_BOOTTIME, };
+
+FIXTURE_SETUP(clocks)
+{
+	self->rd = self->wr = self->tfd = -1;
+	self->ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_GE(self->ep, 0);
+	ASSERT_EQ(0, open_pipe(&self->rd, &self->wr));
+	self->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	ASSERT_GE(self->tfd, 0);
+}
+
+FIXTURE_TEARDOWN(clocks)
+{
+	close_fd(&self->ep);
+	close_fd(&self->rd);
+	close_fd(&self->wr);
+	close_fd(&self->tfd);
+}
+
+/* 2 ms on the variant's own clock: not early, not absurdly late. */
+TEST_F_TIMEOUT(clocks, times_out, TEST_TIMEOUT_S)
+{
+	struct epoll_wait_spec spec;
+	struct epoll_mod_cmd c[1];
+	struct epoll_event ev[1];
+	long long t0, elapsed;
+
+	set_cmd(&c[0], EPOLL_CTL_ADD, self->rd, EPOLLIN, DATA(0));
+	set_spec(&spec, ev, 1, variant->clockid, 0, 2 * NSEC_PER_MSEC);
+	t0 = now_ns(variant->clockid);
+	EXPECT_EQ(0, mw(self->ep, 0, 1, c, &spec));
+	elapsed = now_ns(variant->clockid) - t0;
+	EXPECT_EQ(0, c[0].error);
+	EXPECT_GE(elapsed, 2 * NSEC_PER_MSEC);
+	EXPECT_LT(elapsed, 2 * NSEC_PER_SEC);
+}
+
+TEST_F_TIMEOUT(clocks, ready, TEST_TIMEOUT_S)
+{
+	struct epoll_wait_spec spec;
+	struct epoll_mod_cmd c[1];
+	struct epoll_event ev[2];
+	long long t0;
+
+	ASSERT_EQ(1, write(self->wr, "x", 1));
+	set_cmd(&c[0], EPOLL_CTL_ADD, self->rd, EPOLLIN, DATA(0));
+	set_spec(&spec, ev, 2, variant->clockid, LONG_WAIT_S, 0);
+	t0 = now_ns(CLOCK_MONOTONIC);
+	ASSERT_EQ(1, mw(self->ep, 0, 1, c, &spec));
+	EXPECT_LT(now_ns(CLOCK_MONOTONIC) - t0, FAST_NS);
+	EXPECT_EQ(DATA(0), ev[0].data.u64);
+	EXPECT_EQ((uint32_t)EPOLLIN, ev[0].events);
+}
+
+TEST_F_TIMEOUT(clocks, woken, TEST_TIMEOUT_S)
+{
+	struct epoll_wait_spec spec;
+	struct epoll_mod_cmd c[2];
+	struct epoll_event ev[2];
+	long long t0;
+
+	set_cmd(&c[0], EPOLL_CTL_ADD, self->rd, EPOLLIN, DATA(0));
+	set_cmd(&c[1], EPOLL_CTL_ADD, self->tfd, EPOLLIN, DATA(7));
+	set_spec(&spec, ev, 2, variant->clockid, LONG_WAIT_S, 0);
+	t0 = now_ns(CLOCK_MONOTONIC);
+	ASSERT_EQ(0, arm_timer(self->tfd, 20 * NSEC_PER_MSEC));
+	ASSERT_EQ(1, mw(self->ep, 0, 2, c, &spec));
+	EXPECT_LT(now_ns(CLOCK_MONOTONIC) - t0, FAST_NS);
+	EXPECT_EQ(DATA(7), ev[0].data.u64);
+}
+
+/* --- signal mask ---------------------------------------------------------- */
+
+/*
+ * spec->sigmask replaces the thread's mask for the wait only, as for
+ * epoll_pwait().  t1 sends SIGUSR1 to t0 once t0 sleeps in the call:
+ *
+ *          t0 <------- SIGUSR1 (pthread_kill) ------- t1
+ *           | (mw [] + wait, sigmask)
+ *          e0
+ *           |
+ *          s0   (idle)
+ */
+#define SIG_WAIT_NS	(200 * NSEC_PER_MSEC)
+#define KILL_DELAY_NS	(20 * NSEC_PER_MSEC)
+#define KILL_WAIT_NS	(100 * NSEC_PER_MSEC)
+
+/* Shared with the handler: volatile sig_atomic_t is what C asks for. */
+static volatile sig_atomic_t usr1_count, usr2_count;
+static volatile long long usr1_ns;
+
+static void on_signal(int signo)
+{
+	if (signo == SIGUSR1) {
+		usr1_ns = now_ns(CLOCK_MONOTONIC);
+		usr1_count++;
+	} else {
+		usr2_count++;
+	}
+}
+
+struct killer {
+	pthread_t target;
+	pid_t tid;
+	long long sent_ns;
+	int err;
+};
+
+/* Helper thread: no harness macros here. */
+static void *killer_fn(void *arg)
+{
+	struct killer *k = arg;
+	long long deadline;
+
+	sleep_ns(KILL_DELAY_NS);
+	/* 'S': asleep in the wait (the only place t0 can sleep now). */
+	deadline = now_ns(CLOCK_MONOTONIC) + KILL_WAIT_NS;
+	while (mw_task_state(k->tid) != 'S' &&
+	       now_ns(CLOCK_MONOTONIC) < deadline)
+		sleep_ns(NSEC_PER_MSEC);
+	k->sent_ns = now_ns(CLOCK_MONOTONIC);
+	k->err = pthread_kill(k->target, SIGUSR1);
+	return NULL;
+}
+
+static int set_blocked(int signo, bool block)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, signo);
+	return pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
+
+static bool is_blocked(int signo)
+{
+	sigset_t set;
+
+	pthread_sigmask(SIG_SETMASK, NULL, &set);
+	return sigismember(&set, signo) == 1;
+}
+
+FIXTURE(signals) {
+	int ep;
+	int rd[2], wr[2];
+};
+
+FIXTURE_SETUP(signals)
+{
+	struct sigaction sa;
+	int i;
+
+	for (i = 0; i < 2; i++)
+		self->rd[i] = self->wr[i] = -1;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	ASSERT_EQ(0, sigaction(SIGUSR2, &sa, NULL));
+	usr1_count = usr2_count = 0;
+	usr1_ns = 0;
+	self->ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_GE(self->ep, 0);
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, open_pipe(&self->rd[i], &self->wr[i]));
+	ASSERT_EQ(0, ctl(self->ep, EPOLL_CTL_ADD, self->rd[0], EPOLLIN,
+			 DATA(0)));
+}
+
+FIXTURE_TEARDOWN(signals)
+{
+	int i;
+
+	close_fd(&self->ep);
+	for (i = 0; i < 2; i++) {
+		close_fd(&self->rd[i]);
+		close_fd(&self->wr[i]);
+	}
+}
+
+/*
+ * SIGUSR1 unblocked normally, blocked by spec->sigmask: the ~200 ms wait
+ * is not interrupted, and the handler runs once the call has returned.
+ */
+TEST_F_TIMEOUT(signals, blocked_during_wait, TEST_TIMEOUT_S)
+{
+	uint64_t kmask = ksig(SIGUSR1);
+	struct killer k = { .target = pthread_self(), .tid = mw_gettid() };
+	struct epoll_wait_spec spec;
+	struct epoll_event ev[1];
+	long long t0, t1;
+	pthread_t thr;
+	int ret;
+
+	ASSERT_EQ(0, set_blocked(SIGUSR1, false));
+	set_spec(&spec, ev, 1, CLOCK_MONOTONIC, 0, SIG_WAIT_NS);
+	spec.sigmask = &kmask;
+	spec.sigsetsize = EPOLL_MOD_SIGSETSIZE;
+	t0 = now_ns(CLOCK_MONOTONIC);
+	ASSERT_EQ(0, pthread_create(&thr, NULL, killer_fn, &k));
+	ret = mw(self->ep, 0, 0, NULL, &spec);
+	t1 = now_ns(CLOCK_MONOTONIC);
+	ASSERT_EQ(0, pthread_join(thr, NULL));
+	ASSERT_EQ(0, k.err);
+	ASSERT_LT(k.sent_ns, t0 + SIG_WAIT_NS)
+		TH_LOG("helper sent the signal after the wait: inconclusive");
+
+	EXPECT_EQ(0, ret) TH_LOG("%s: the blocked signal ended the wait",
+				 ret < 0 ? strerror(-ret) : "events");
+	EXPECT_GE(t1 - t0, SIG_WAIT_NS);
+	EXPECT_EQ(1, usr1_count) TH_LOG("handler did not run after the call");
+	EXPECT_GE(usr1_ns, t0 + SIG_WAIT_NS)
+		TH_LOG("handler ran %lld ms into a %lld ms wait",
+		       (usr1_ns - t0) / NSEC_PER_MSEC,
+		       SIG_WAIT_NS / NSEC_PER_MSEC);
+	EXPECT_FALSE(is_blocked(SIGUSR1)) TH_LOG("mask not restored");
+}
+
+/*
+ * SIGUSR1 blocked normally, not in spec->sigmask (which blocks SIGUSR2
+ * instead): EINTR, the handler ran, and the original mask is back.
+ */
+TEST_F_TIMEOUT(signals, unblocked_during_wait, TEST_TIMEOUT_S)
+{
+	uint64_t kmask = ksig(SIGUSR2);
+	struct killer k = { .target = pthread_self(), .tid = mw_gettid() };
+	struct epoll_wait_spec spec;
+	struct epoll_event ev[1];
+	long long t0, t1;
+	sigset_t pending;
+	pthread_t thr;
+	int ret;
+
+	ASSERT_EQ(0, set_blocked(SIGUSR1, true));
+	ASSERT_EQ(0, set_blocked(SIGUSR2, false));
+	set_spec(&spec, ev, 1, CLOCK_MONOTONIC, LONG_WAIT_S, 0);
+	spec.sigmask = &kmask;
+	spec.sigsetsize = EPOLL_MOD_SIGSETSIZE;
+	t0 = now_ns(CLOCK_MONOTONIC);
+	ASSERT_EQ(0, pthread_create(&thr, NULL, killer_fn, &k));
+	ret = mw(self->ep, 0, 0, NULL, &spec);
+	t1 = now_ns(CLOCK_MONOTONIC);
+	ASSERT_EQ(0, pthread_join(thr, NULL));
+	ASSERT_EQ(0, k.err);
+
+	EXPECT_EQ(-EINTR, ret);
+	EXPECT_LT(t1 - t0, FAST_NS);
+	EXPECT_EQ(1, usr1_count) TH_LOG("handler did not run");
+	EXPECT_TRUE(is_blocked(SIGUSR1)) TH_LOG("original mask not restored");
+	EXPECT_FALSE(is_blocked(SIGUSR2)) TH_LOG("spec->sigmask left behind");
+	ASSERT_EQ(0, sigpending(&pending));
+	EXPECT_FALSE(sigismember(&pending, SIGUSR1));
+}
+
+/*
+ * A blocked SIGUSR1 already pending, unblocked by spec->sigmask: the
+ * commands run, then the wait ends at once with EINTR:
+ *
+ *          t0  (SIGUSR1 pending)
+ *           | (mw [ADD s1] + wait, sigmask {})
+ *          e0
+ *          / \
+ *        s0   s1   (idle)
+ */
+TEST_F_TIMEOUT(signals, pending_before_call, TEST_TIMEOUT_S)
+{
+	uint64_t kmask = 0;
+	struct epoll_wait_spec spec;
+	struct epoll_mod_cmd c[1];
+	struct epoll_event ev[1];
+	long long t0;
+
+	ASSERT_EQ(0, set_blocked(SIGUSR1, true));
+	ASSERT_EQ(0, pthread_kill(pthread_self(), SIGUSR1));
+	ASSERT_EQ(0, usr1_count);
+	set_cmd(&c[0], EPOLL_CTL_ADD, self->rd[1], EPOLLIN, DATA(1));
+	set_spec(&spec, ev, 1, CLOCK_MONOTONIC, LONG_WAIT_S, 0);
+	spec.sigmask = &kmask;
+	spec.sigsetsize = EPOLL_MOD_SIGSETSIZE;
+	t0 = now_ns(CLOCK_MONOTONIC);
+	EXPECT_EQ(-EINTR, mw(self->ep, 0, 1, c, &spec));
+	EXPECT_LT(now_ns(CLOCK_MONOTONIC) - t0, FAST_NS);
+	EXPECT_EQ(0, c[0].error);
+	EXPECT_EQ(-EEXIST, ctl(self->ep, EPOLL_CTL_ADD, self->rd[1], EPOLLIN,
+			       0)) TH_LOG("the command did not run");
+	EXPECT_EQ(1, usr1_count);
+	EXPECT_TRUE(is_blocked(SIGUSR1));
+}
+
+/*
+ * Without any signal the thread's mask is back after a timeout and after
+ * an event; the signal blocked during the wait stays pending until then:
+ *
+ *          t0
+ *           | (mw [] + wait 1 ms, sigmask {SIGUSR2}) x 2
+ *          e0
+ *           |
+ *          s0   (idle, then *)
+ */
+TEST_F_TIMEOUT(signals, mask_restored, TEST_TIMEOUT_S)
+{
+	uint64_t kmask = ksig(SIGUSR2);
+	struct epoll_wait_spec spec;
+	struct epoll_event ev[1];
+
+	ASSERT_EQ(0, set_blocked(SIGUSR2, false));
+	set_spec(&spec, ev, 1, CLOCK_MONOTONIC, 0, NSEC_PER_MSEC);
+	spec.sigmask = &kmask;
+	spec.sigsetsize = EPOLL_MOD_SIGSETSIZE;
+	EXPECT_EQ(0, mw(self->ep, 0, 0, NULL, &spec));
+	EXPECT_FALSE(is_blocked(SIGUSR2));
+
+	ASSERT_EQ(1, write(self->wr[0], "x", 1));
+	EXPECT_EQ(1, mw(self->ep, 0, 0, NULL, &spec));
+	EXPECT_FALSE(is_blocked(SIGUSR2));
+	EXPECT_EQ(0, usr2_count);
+}
+
+/* --- argument checks ------------------------------------------------------ */
+
+/*
+ * One bad argument (or two, for the order of the checks) per variant.
+ * The batch is [ADD s0, ADD s1] and the spec polls ({0, 0}) a set in which
+ * s2 is ready, so a call that wrongly gets past the checks returns at once
+ * and leaves traces: s0 added, error fields written, an event returned.
+ *
+ *          t0
+ *           | (mw [ADD s0 ?, ADD s1 ?] + wait {0, 0}, bad argument)
+ *          e0
+ *          :  :  \
+ *         s0  s1  s2*
+ *
+ * Memory for the pointer cases, 4 pages:
+ *   | page 0 RW | page 1 unmapped | page 2 RW | page 3 read-only |
+ * "cross" objects start at the end of page 0 and run into page 1; the
+ * "cross_readonly" command array runs from page 2 into page 3.
+ */
+enum mem {
+	MEM_OK,		/* the normal object */
+	MEM_NULL,
+	MEM_UNMAPPED,	/* start of page 1 */
+	MEM_CROSS,	/* page 0 into page 1 */
+	MEM_RO,		/* in page 3 */
+	MEM_CROSS_RO,	/* page 2 into page 3 */
+	MEM_BIG,	/* cmds: EPOLL_MOD_MAX_CMDS + 1 ADDs; events: static */
+};
+
+enum epfd_kind { EPFD_EPOLL, EPFD_MINUS_ONE, EPFD_CLOSED, EPFD_INT_MAX,
+		 EPFD_PIPE };
+
+enum sigmask_kind { SIGM_NONE, SIGM_OK, SIGM_UNMAPPED, SIGM_CROSS };
+
+FIXTURE(args) {
+	int ep;
+	int rd[3], wr[3];
+	struct epoll_mod_cmd cmds[2];
+	struct epoll_mod_cmd *big;
+	char *map;
+	size_t psz;
+	struct epoll_event ev[4];
+	struct epoll_wait_spec spec;
+	uint64_t kmask;
+};
+
+FIXTURE_VARIANT(args) {
+	int err;		/* expected errno; 0: must succeed */
+	int ret;		/* expected return value on success */
+	int flags;
+	bool set_ncmds;
+	int ncmds;
+	enum mem cmds;
+	enum epfd_kind epfd;
+	enum mem spec;
+	bool set_maxevents;
+	int maxevents;
+	enum mem events;
+	bool set_timeout;
+	int64_t sec;
+	int64_t nsec;
+	bool set_clock;
+	int clockid;
+	enum sigmask_kind sigmask;
+	bool set_sigsetsize;
+	size_t sigsetsize;
+};
+
+#define NCMDS(n)	.set_ncmds = true, .ncmds = (n)
+#define MAXEV(n)	.set_maxevents = true, .maxevents = (n)
+#define TIMEOUT(s, ns)	.set_timeout = true, .sec = (s), .nsec = (ns)
+#define CLOCK(c)	.set_clock = true, .clockid = (c)
+#define SIGSETSIZE(n)	.sigmask = SIGM_OK, .set_sigsetsize = true, \
+			.sigsetsize = (n)
+#define CMD_SIZE	((int)sizeof(struct epoll_mod_cmd))
+#define EV_MAX		((int)(INT_MAX / sizeof(struct epoll_event)))
+
+/* 1. flags */
+FIXTURE_VARIANT_ADD(args, flags_one)	 { .err = EINVAL, .flags = 1 };
+FIXTURE_VARIANT_ADD(args, flags_cloexec) {
+	.err = EINVAL, .flags = EPOLL_CLOEXEC,
+};
+FIXTURE_VARIANT_ADD(args, flags_int_min) { .err = EINVAL, .flags = INT_MIN };
+
+/* 2. ncmds and cmds */
+FIXTURE_VARIANT_ADD(args, ncmds_minus_one) { .err = EINVAL, NCMDS(-1) };
+FIXTURE_VARIANT_ADD(args, ncmds_int_min) { .err = EINVAL, NCMDS(INT_MIN) };
+FIXTURE_VARIANT_ADD(args, ncmds_zero_with_cmds) { .err = EINVAL, NCMDS(0) };
+FIXTURE_VARIANT_ADD(args, ncmds_max_plus_one) {
+	.err = EINVAL, .cmds = MEM_BIG,
+};
+FIXTURE_VARIANT_ADD(args, ncmds_0x40000000) {
+	.err = EINVAL, NCMDS(0x40000000),
+};
+FIXTURE_VARIANT_ADD(args, ncmds_int_max) { .err = EINVAL, NCMDS(INT_MAX) };
+FIXTURE_VARIANT_ADD(args, ncmds_int_max_by_size_minus_one) {
+	.err = EINVAL, NCMDS(INT_MAX / CMD_SIZE - 1),
+};
+FIXTURE_VARIANT_ADD(args, ncmds_int_max_by_size) {
+	.err = EINVAL, NCMDS(INT_MAX / CMD_SIZE),
+};
+FIXTURE_VARIANT_ADD(args, ncmds_int_max_by_size_plus_one) {
+	.err = EINVAL, NCMDS(INT_MAX / CMD_SIZE + 1),
+};
+/* ncmds * 28 wraps to 24 in 32 bits. */
+FIXTURE_VARIANT_ADD(args, ncmds_u32_wrap) {
+	.err = EINVAL, NCMDS((int)(UINT32_MAX / CMD_SIZE + 1)),
+};
+FIXTURE_VARIANT_ADD(args, cmds_null)	{ .err = EFAULT, .cmds = MEM_NULL };
+FIXTURE_VARIANT_ADD(args, cmds_unmapped) {
+	.err = EFAULT, .cmds = MEM_UNMAPPED,
+};
+FIXTURE_VARIANT_ADD(args, cmds_cross_unmapped) {
+	.err = EFAULT, .cmds = MEM_CROSS,
+};
+FIXTURE_VARIANT_ADD(args, cmds_readonly) { .err = EFAULT, .cmds = MEM_RO };
+FIXTURE_VARIANT_ADD(args, cmds_cross_readonly) {
+	.err = EFAULT, .cmds = MEM_CROSS_RO,
+};
+FIXTURE_VARIANT_ADD(args, ncmds_over_max_cmds_null) {
+	.err = EINVAL, NCMDS(EPOLL_MOD_MAX_CMDS + 1), .cmds = MEM_NULL,
+};
+FIXTURE_VARIANT_ADD(args, ncmds_minus_one_cmds_null) {
+	.err = EINVAL, NCMDS(-1), .cmds = MEM_NULL,
+};
+
+/* 3. epfd */
+FIXTURE_VARIANT_ADD(args, epfd_minus_one) {
+	.err = EBADF, .epfd = EPFD_MINUS_ONE,
+};
+FIXTURE_VARIANT_ADD(args, epfd_closed)	{ .err = EBADF, .epfd = EPFD_CLOSED };
+FIXTURE_VARIANT_ADD(args, epfd_int_max) { .err = EBADF, .epfd = EPFD_INT_MAX };
+FIXTURE_VARIANT_ADD(args, epfd_not_epoll) { .err = EINVAL, .epfd = EPFD_PIPE };
+FIXTURE_VARIANT_ADD(args, epfd_not_epoll_nothing) {
+	.err = EINVAL, .epfd = EPFD_PIPE, NCMDS(0), .cmds = MEM_NULL,
+	.spec = MEM_NULL,
+};
+FIXTURE_VARIANT_ADD(args, epfd_minus_one_nothing) {
+	.err = EBADF, .epfd = EPFD_MINUS_ONE, NCMDS(0), .cmds = MEM_NULL,
+	.spec = MEM_NULL,
+};
+
+/* 4. spec */
+FIXTURE_VARIANT_ADD(args, spec_unmapped) {
+	.err = EFAULT, .spec = MEM_UNMAPPED,
+};
+FIXTURE_VARIANT_ADD(args, spec_cross_unmapped) {
+	.err = EFAULT, .spec = MEM_CROSS,
+};
+FIXTURE_VARIANT_ADD(args, maxevents_zero) { .err = EINVAL, MAXEV(0) };
+FIXTURE_VARIANT_ADD(args, maxevents_minus_one) { .err = EINVAL, MAXEV(-1) };
+FIXTURE_VARIANT_ADD(args, maxevents_int_min) {
+	.err = EINVAL, MAXEV(INT_MIN),
+};
+FIXTURE_VARIANT_ADD(args, maxevents_over_max) {
+	.err = EINVAL, MAXEV(EV_MAX + 1),
+};
+FIXTURE_VARIANT_ADD(args, maxevents_int_max) {
+	.err = EINVAL, MAXEV(INT_MAX),
+};
+FIXTURE_VARIANT_ADD(args, events_null)	{ .err = EFAULT, .events = MEM_NULL };
+FIXTURE_VARIANT_ADD(args, events_unmapped) {
+	.err = EFAULT, .events = MEM_UNMAPPED,
+};
+FIXTURE_VARIANT_ADD(args, nsec_minus_one) { .err = EINVAL, TIMEOUT(0, -1) };
+FIXTURE_VARIANT_ADD(args, nsec_one_second) {
+	.err = EINVAL, TIMEOUT(0, 1000000000),
+};
+FIXTURE_VARIANT_ADD(args, nsec_int64_max) {
+	.err = EINVAL, TIMEOUT(0, INT64_MAX),
+};
+FIXTURE_VARIANT_ADD(args, nsec_int64_min) {
+	.err = EINVAL, TIMEOUT(0, INT64_MIN),
+};
+FIXTURE_VARIANT_ADD(args, sec_minus_two) { .err = EINVAL, TIMEOUT(-2, 0) };
+FIXTURE_VARIANT_ADD(args, sec_int64_min) {
+	.err = EINVAL, TIMEOUT(INT64_MIN, 0),
+};
+FIXTURE_VARIANT_ADD(args, forever_nsec_one) { .err = EINVAL, TIMEOUT(-1, 1) };
+FIXTURE_VARIANT_ADD(args, forever_nsec_minus_one) {
+	.err = EINVAL, TIMEOUT(-1, -1),
+};
+FIXTURE_VARIANT_ADD(args, sec_minus_two_nsec_max) {
+	.err = EINVAL, TIMEOUT(-2, 999999999),
+};
+FIXTURE_VARIANT_ADD(args, clock_process_cputime) {
+	.err = EINVAL, CLOCK(CLOCK_PROCESS_CPUTIME_ID),
+};
+FIXTURE_VARIANT_ADD(args, clock_thread_cputime) {
+	.err = EINVAL, CLOCK(CLOCK_THREAD_CPUTIME_ID),
+};
+FIXTURE_VARIANT_ADD(args, clock_monotonic_raw) {
+	.err = EINVAL, CLOCK(CLOCK_MONOTONIC_RAW),
+};
+FIXTURE_VARIANT_ADD(args, clock_realtime_coarse) {
+	.err = EINVAL, CLOCK(CLOCK_REALTIME_COARSE),
+};
+FIXTURE_VARIANT_ADD(args, clock_monotonic_coarse) {
+	.err = EINVAL, CLOCK(CLOCK_MONOTONIC_COARSE),
+};
+FIXTURE_VARIANT_ADD(args, clock_realtime_alarm) {
+	.err = EINVAL, CLOCK(CLOCK_REALTIME_ALARM),
+};
+FIXTURE_VARIANT_ADD(args, clock_boottime_alarm) {
+	.err = EINVAL, CLOCK(CLOCK_BOOTTIME_ALARM),
+};
+FIXTURE_VARIANT_ADD(args, clock_tai)	{ .err = EINVAL, CLOCK(CLOCK_TAI) };
+FIXTURE_VARIANT_ADD(args, clock_minus_one) { .err = EINVAL, CLOCK(-1) };
+FIXTURE_VARIANT_ADD(args, clock_1000)	{ .err = EINVAL, CLOCK(1000) };
+FIXTURE_VARIANT_ADD(args, sigsetsize_zero) { .err = EINVAL, SIGSETSIZE(0) };
+FIXTURE_VARIANT_ADD(args, sigsetsize_four) { .err = EINVAL, SIGSETSIZE(4) };
+FIXTURE_VARIANT_ADD(args, sigsetsize_sixteen) {
+	.err = EINVAL, SIGSETSIZE(16),
+};
+FIXTURE_VARIANT_ADD(args, sigsetsize_glibc) {
+	.err = EINVAL, SIGSETSIZE(sizeof(sigset_t)),
+};
+FIXTURE_VARIANT_ADD(args, sigsetsize_size_max) {
+	.err = EINVAL, SIGSETSIZE(SIZE_MAX),
+};
+FIXTURE_VARIANT_ADD(args, sigmask_unmapped) {
+	.err = EFAULT, .sigmask = SIGM_UNMAPPED,
+};
+FIXTURE_VARIANT_ADD(args, sigmask_cross_unmapped) {
+	.err = EFAULT, .sigmask = SIGM_CROSS,
+};
+
+/* The order of the checks: 1, 2, 3, 4. */
+FIXTURE_VARIANT_ADD(args, order_flags_then_cmds) {
+	.err = EINVAL, .flags = 1, .cmds = MEM_NULL,
+};
+FIXTURE_VARIANT_ADD(args, order_flags_then_epfd) {
+	.err = EINVAL, .flags = 1, .epfd = EPFD_MINUS_ONE,
+};
+FIXTURE_VARIANT_ADD(args, order_ncmds_then_epfd) {
+	.err = EINVAL, NCMDS(-1), .epfd = EPFD_MINUS_ONE,
+};
+FIXTURE_VARIANT_ADD(args, order_cmds_then_epfd) {
+	.err = EFAULT, .cmds = MEM_UNMAPPED, .epfd = EPFD_MINUS_ONE,
+};
+FIXTURE_VARIANT_ADD(args, order_cmds_then_not_epoll) {
+	.err = EFAULT, .cmds = MEM_RO, .epfd = EPFD_PIPE,
+};
+FIXTURE_VARIANT_ADD(args, order_ncmds_then_spec) {
+	.err = EINVAL, NCMDS(-1), .spec = MEM_UNMAPPED,
+};
+FIXTURE_VARIANT_ADD(args, order_cmds_then_spec) {
+	.err = EFAULT, .cmds = MEM_NULL, MAXEV(0),
+};
+FIXTURE_VARIANT_ADD(args, order_epfd_then_spec) {
+	.err = EBADF, .epfd = EPFD_MINUS_ONE, .spec = MEM_UNMAPPED,
+};
+FIXTURE_VARIANT_ADD(args, order_not_epoll_then_spec) {
+	.err = EINVAL, .epfd = EPFD_PIPE, .spec = MEM_UNMAPPED,
+};
+
+/* Controls: the same fixture with valid arguments. */
+FIXTURE_VARIANT_ADD(args, ok)		{ .ret = 1 };
+FIXTURE_VARIANT_ADD(args, ok_no_spec)	{ .ret = 0, .spec = MEM_NULL };
+FIXTURE_VARIANT_ADD(args, ok_no_cmds)	{ .ret = 1, NCMDS(0), .cmds = MEM_NULL };
+FIXTURE_VARIANT_ADD(args, ok_nothing) {
+	.ret = 0, NCMDS(0), .cmds = MEM_NULL, .spec = MEM_NULL,
+};
+FIXTURE_VARIANT_ADD(args, ok_sigmask)	{ .ret = 1, .sigmask = SIGM_OK };
+/* sigsetsize only matters with a sigmask, as for epoll_pwait(). */
+FIXTURE_VARIANT_ADD(args, ok_no_sigmask_any_sigsetsize) {
+	.ret = 1, .set_sigsetsize = true, .sigsetsize = 12345,
+};
+FIXTURE_VARIANT_ADD(args, ok_maxevents_one) { .ret = 1, MAXEV(1) };
+FIXTURE_VARIANT_ADD(args, ok_maxevents_max) {
+	.ret = 1, MAXEV(EV_MAX), .events = MEM_BIG,
+};
+FIXTURE_VARIANT_ADD(args, ok_forever)	{ .ret = 1, TIMEOUT(-1, 0) };
+FIXTURE_VARIANT_ADD(args, ok_nsec_max)	{ .ret = 1, TIMEOUT(0, 999999999) };
+FIXTURE_VARIANT_ADD(args, ok_realtime)	{ .ret = 1, CLOCK(CLOCK_REALTIME) };
+FIXTURE_VARIANT_ADD(args, ok_boottime)	{ .ret = 1, CLOCK(CLOCK_BOOTTIME) };
+
+/*
+ * Events buffer of ok_maxevents_max: static, so at a low address in this
+ * static binary; maxevents * 12 bytes from there are all user addresses,
+ * even if the kernel checks the whole range as epoll_wait() does.
+ */
+static struct epoll_event static_ev[4];
+
+FIXTURE_SETUP(args)
+{
+	int i;
+
+	self->map = MAP_FAILED;
+	self->big = NULL;
+	for (i = 0; i < 3; i++)
+		self->rd[i] = self->wr[i] = -1;
+	self->ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_GE(self->ep, 0);
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, open_pipe(&self->rd[i], &self->wr[i]));
+	/* s2: ready, so that a wrongly accepted call returns at once. */
+	ASSERT_EQ(0, ctl(self->ep, EPOLL_CTL_ADD, self->rd[2], EPOLLIN,
+			 DATA(2)));
+	ASSERT_EQ(1, write(self->wr[2], "x", 1));
+
+	set_cmd(&self->cmds[0], EPOLL_CTL_ADD, self->rd[0], EPOLLIN, DATA(0));
+	set_cmd(&self->cmds[1], EPOLL_CTL_ADD, self->rd[1], EPOLLIN, DATA(1));
+	self->big = calloc(EPOLL_MOD_MAX_CMDS + 1, sizeof(*self->big));
+	ASSERT_TRUE(self->big != NULL);
+	for (i = 0; i < EPOLL_MOD_MAX_CMDS + 1; i++)
+		set_cmd(&self->big[i], EPOLL_CTL_ADD, self->rd[i % 2],
+			EPOLLIN, DATA(i));
+	self->kmask = ksig(SIGUSR2);
+
+	self->psz = sysconf(_SC_PAGESIZE);
+	self->map = mmap(NULL, 4 * self->psz, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(self->map != MAP_FAILED);
+	ASSERT_EQ(0, munmap(self->map + self->psz, self->psz));
+}
+
+FIXTURE_TEARDOWN(args)
+{
+	int i;
+
+	if (self->map != MAP_FAILED)
+		munmap(self->map, 4 * self->psz);
+	free(self->big);
+	close_fd(&self->ep);
+	for (i = 0; i < 3; i++) {
+		close_fd(&self->rd[i]);
+		close_fd(&self->wr[i]);
+	}
+}
+
+TEST_F_TIMEOUT(args, checked, TEST_TIMEOUT_S)
+{
+	char *page1 = self->map + self->psz;		/* unmapped */
+	char *page3 = self->map + 3 * self->psz;	/* read-only */
+	struct epoll_wait_spec *spec = &self->spec;
+	struct epoll_mod_cmd *cmds = self->cmds, *seen = self->cmds;
+	int epfd = self->ep, ncmds = 2, nseen = 2;
+	int ret, i, written = 0;
+
+	/* The spec first: MEM_CROSS copies the finished one. */
+	set_spec(spec, self->ev, 4, CLOCK_MONOTONIC, 0, 0);
+	if (variant->set_maxevents)
+		spec->maxevents = variant->maxevents;
+	if (variant->events == MEM_NULL)
+		spec->events = NULL;
+	else if (variant->events == MEM_UNMAPPED)
+		spec->events = (struct epoll_event *)page1;
+	else if (variant->events == MEM_BIG)
+		spec->events = static_ev;
+	if (variant->set_timeout) {
+		spec->timeout.tv_sec = variant->sec;
+		spec->timeout.tv_nsec = variant->nsec;
+	}
+	if (variant->set_clock)
+		spec->clockid = variant->clockid;
+	if (variant->sigmask != SIGM_NONE)
+		spec->sigsetsize = EPOLL_MOD_SIGSETSIZE;
+	if (variant->sigmask == SIGM_OK)
+		spec->sigmask = &self->kmask;
+	else if (variant->sigmask == SIGM_UNMAPPED)
+		spec->sigmask = page1;
+	else if (variant->sigmask == SIGM_CROSS)
+		spec->sigmask = page1 - 4;
+	if (variant->set_sigsetsize)
+		spec->sigsetsize = variant->sigsetsize;
+	if (variant->spec == MEM_NULL) {
+		spec = NULL;
+	} else if (variant->spec == MEM_UNMAPPED) {
+		spec = (struct epoll_wait_spec *)page1;
+	} else if (variant->spec == MEM_CROSS) {
+		memcpy(page1 - 24, &self->spec, 24);
+		spec = (struct epoll_wait_spec *)(page1 - 24);
+	}
+
+	switch (variant->cmds) {
+	case MEM_NULL:
+		cmds = NULL;
+		nseen = 0;
+		break;
+	case MEM_UNMAPPED:
+		cmds = (struct epoll_mod_cmd *)page1;
+		nseen = 0;
+		break;
+	case MEM_CROSS:
+		/* cmds[1] straddles pages 0 and 1, its error field in 1. */
+		memcpy(page1 - 40, &self->cmds[0], CMD_SIZE);
+		memcpy(page1 - 12, &self->cmds[1], 12);
+		cmds = seen = (struct epoll_mod_cmd *)(page1 - 40);
+		nseen = 1;
+		break;
+	case MEM_RO:
+		memcpy(page3 + 64, self->cmds, sizeof(self->cmds));
+		cmds = seen = (struct epoll_mod_cmd *)(page3 + 64);
+		break;
+	case MEM_CROSS_RO:
+		/* cmds[0] in page 2, cmds[1]'s error field in page 3. */
+		memcpy(page3 - 40, self->cmds, sizeof(self->cmds));
+		cmds = seen = (struct epoll_mod_cmd *)(page3 - 40);
+		break;
+	case MEM_BIG:
+		cmds = seen = self->big;
+		ncmds = nseen = EPOLL_MOD_MAX_CMDS + 1;
+		break;
+	case MEM_OK:
+	default:
+		break;
+	}
+	ASSERT_EQ(0, mprotect(page3, self->psz, PROT_READ));
+	if (variant->set_ncmds)
+		ncmds = variant->ncmds;
+
+	switch (variant->epfd) {
+	case EPFD_MINUS_ONE:
+		epfd = -1;
+		break;
+	case EPFD_CLOSED:
+		epfd = dup(self->ep);
+		ASSERT_GE(epfd, 0);
+		ASSERT_EQ(0, close(epfd));
+		break;
+	case EPFD_INT_MAX:
+		epfd = INT_MAX;
+		break;
+	case EPFD_PIPE:
+		epfd = self->wr[0];
+		break;
+	case EPFD_EPOLL:
+	default:
+		break;
+	}
+
+	memset(self->ev, POISON, sizeof(self->ev));
+	memset(static_ev, POISON, sizeof(static_ev));
+	ret = mw(epfd, variant->flags, ncmds, cmds, spec);
+
+	if (variant->err) {
+		EXPECT_EQ(-variant->err, ret)
+			TH_LOG("expected %s, got %s", strerror(variant->err),
+			       ret < 0 ? strerror(-ret) : "success");
+		for (i = 0; i < nseen; i++)
+			if (seen[i].error != SENTINEL && !written++)
+				TH_LOG("command %d: error field written: %d",
+				       i, seen[i].error);
+		EXPECT_EQ(0, written);
+		EXPECT_TRUE(untouched(self->ev, sizeof(self->ev)) &&
+			    untouched(static_ev, sizeof(static_ev)))
+			TH_LOG("events returned");
+		EXPECT_EQ(-ENOENT, ctl_del(self->ep, self->rd[0]))
+			TH_LOG("a command ran");
+		EXPECT_EQ(-ENOENT, ctl_del(self->ep, self->rd[1]))
+			TH_LOG("a command ran");
+	} else {
+		EXPECT_EQ(variant->ret, ret)
+			TH_LOG("%s", ret < 0 ? strerror(-ret) : "");
+		for (i = 0; i < nseen && i < ncmds; i++)
+			EXPECT_EQ(0, seen[i].error) TH_LOG("command %d", i);
+		if (ret == 1 && spec)
+			EXPECT_EQ(DATA(2), spec->events[0].data.u64);
+		EXPECT_EQ(ncmds > 0 ? 0 : -ENOENT,
+			  ctl_del(self->ep, self->rd[0]));
+		EXPECT_EQ(ncmds > 0 ? 0 : -ENOENT,
+			  ctl_del(self->ep, self->rd[1]));
+	}
+	/* The unrelated item is still there. */
+	EXPECT_EQ(0, ctl_del(self->ep, self->rd[2]));
+}
+
+int main(int argc, char **argv)
+{
+	mw_probe_or_skip(argc, argv);
+	return test_harness_run(argc, argv);
+}
