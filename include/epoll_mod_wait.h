@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>

@@ -138,7 +138,7 @@ do_source() {
 	in=$(find_source)
 	if [ -z "$in" ]; then
 		if [ "$SRC_OPTIONAL" = 1 ]; then
-			echo "no $BASE source: set $SRC_ENV=/path/to/linux-$BASE_VERSION (tree or tarball) or put ${SRC_CACHE_NAMES%% *} in $DL_CACHE" >"$BDIR/skip-reason"
+			echo "no $base source: set $SRC_ENV=/path/to/linux-$BASE_VERSION (tree or tarball) or put ${SRC_CACHE_NAMES%% *} in $DL_CACHE" >"$BDIR/skip-reason"
 			exit 3
 		fi
 		die "no $base source: apt-get install $SRC_APT_PKG"

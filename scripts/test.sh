@@ -106,11 +106,12 @@ for b in $BASES; do
 	}
 done
 echo
-echo "wake-mode fairness (per-waiter counts; jain=1.000 is perfectly even):"
+echo "wake-mode fairness, 64-bit run (per-waiter counts; jain=1.000 is perfectly even):"
 for b in $BASES; do
 	res=$BUILD/$b/run-selftests/results.log
 	[ -f "$res" ] || continue
-	grep -h 'spread:' "$res" | sed -e 's/^[# ]*spread: /  /' -e "s/^/  $b/"
+	awk -v b="$b" '/^# selftests: epoll: / { bin = $4 }
+		bin !~ /_32$/ && sub(/^[# ]*spread: /, "") { print "  " b "  " $0 }' "$res"
 done
 echo
 echo "stage timings (seconds):"

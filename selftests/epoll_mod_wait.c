@@ -1270,12 +1270,15 @@ static volatile long long usr1_ns;
 
 static void on_signal(int signo)
 {
+	int saved_errno = errno;
+
 	if (signo == SIGUSR1) {
 		usr1_ns = now_ns(CLOCK_MONOTONIC);
 		usr1_count++;
 	} else {
 		usr2_count++;
 	}
+	errno = saved_errno;
 }
 
 struct killer {
@@ -1467,8 +1470,8 @@ TEST_F_TIMEOUT(signals, pending_before_call, TEST_TIMEOUT_S)
 }
 
 /*
- * Without any signal the thread's mask is back after a timeout and after
- * an event; the signal blocked during the wait stays pending until then:
+ * Without any signal: the thread's mask is back after a timeout and after
+ * returning an event:
  *
  *          t0
  *           | (mw [] + wait 1 ms, sigmask {SIGUSR2}) x 2
