@@ -4,7 +4,9 @@
 # guest.sh STAGE BASE [JOB]: one guest job per call.
 #
 #   selftests  build selftests/*.c against BASE's installed uapi headers
-#   initramfs  pack busybox, the init script, the jobs and the binaries
+#   benches    build bench/*.c the same way
+#   initramfs  pack busybox, the init script, the jobs and the binaries for
+#              JOB (the bench job also gets perf and its libraries)
 #   boot       boot BASE under QEMU, run JOB, bring back its TAP and status
 #
 # The guest writes its results to a second serial port, so the console log
@@ -23,6 +25,7 @@ base=$2
 job=${3:-selftests}
 load_base "$base"
 GUEST=$BDIR/guest
+INITRD=$GUEST/initramfs-$job.cpio.gz
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-1500}
 
 # --- selftests ---------------------------------------------------------
@@ -97,7 +100,64 @@ do_selftests() {
 	ls -l "$out"
 }
 
+# --- benches -------------------------------------------------------------
+
+do_benches() {
+	local out=$GUEST/bench src name extra
+
+	rm -rf "$out"
+	mkdir -p "$out"
+	for src in "$TOP"/bench/*.c; do
+		[ -e "$src" ] || continue
+		name=$(basename "$src" .c)
+		extra=
+		# io_uring's IORING_OP_EPOLL_CTL is the batching peer on 6.12
+		if [ "$name" = modwait ] && [ -f /usr/include/liburing.h ]; then
+			extra="-DHAVE_LIBURING -luring"
+		fi
+		echo "gcc $src $extra"
+		# shellcheck disable=SC2086
+		gcc -O2 -g -Wall -Wextra -Werror -static -pthread \
+			-I"$BDIR/gen" -I"$TOP/include" -o "$out/$name" "$src" \
+			$extra || exit 1
+	done
+	ls -l "$out"
+}
+
 # --- initramfs ---------------------------------------------------------
+
+# Bench parameters: the seed's (100 threads, 20000 events, 100 us), or a
+# quick smoke-test set with BENCH_QUICK=1.
+write_bench_params() {
+	local quick=${BENCH_QUICK:-0}
+
+	if [ "$quick" = 1 ]; then
+		: "${BENCH_THREADS:=8}" "${BENCH_EVENTS:=400}" "${BENCH_REPEAT:=1}"
+		: "${BENCH_MODWAIT_ARGS:=-r 1 -n 1,8,64 -u}" "${BENCH_TIMEOUT_ARGS:=-k 20}"
+	fi
+	cat <<-EOF
+	THREADS=${BENCH_THREADS:-100}
+	EVENTS=${BENCH_EVENTS:-20000}
+	INTERVAL=${BENCH_INTERVAL:-100}
+	REPEAT=${BENCH_REPEAT:-3}
+	QUICK=$quick
+	SOURCES="${BENCH_SOURCES:-pipe eventfd tcp}"
+	MODWAIT_ARGS="${BENCH_MODWAIT_ARGS:--n 1,8,64 -u}"
+	TIMEOUT_ARGS="${BENCH_TIMEOUT_ARGS:-}"
+	EOF
+}
+
+# Debian's perf, with the shared libraries ldd finds for it.
+add_perf() {
+	local root=$1 perf lib
+
+	perf=$(command -v perf) || die "perf not found (apt-get install linux-perf)"
+	mkdir -p "$root/usr/bin"
+	cp "$perf" "$root/usr/bin/perf"
+	for lib in $(ldd "$perf" | grep -o '/[^ ]*'); do
+		cp -L --parents "$lib" "$root/"
+	done
+}
 
 do_initramfs() {
 	local root=$GUEST/root busybox
@@ -113,12 +173,22 @@ do_initramfs() {
 	    -e "s|@RESULT_TTY_MAJMIN@|$RESULT_TTY_MAJMIN|" \
 		"$TOP/scripts/guest/init" >"$root/init"
 	chmod +x "$root/init"
-	cp "$TOP/scripts/guest/run-selftests" "$root/jobs/selftests"
+	mkdir -p "$root/bench"
+	cp -a "$GUEST/bench/." "$root/bench/"
+	if [ "$job" = bench ]; then
+		cp "$TOP/scripts/guest/run-bench" "$root/jobs/bench"
+		write_bench_params >"$root/bench/params"
+		add_perf "$root"
+	else
+		cp "$TOP/scripts/guest/run-selftests" "$root/jobs/selftests"
+		cp -a "$GUEST/selftests/." "$root/selftests/"
+		cp "$TOP/scripts/guest/bench-smoke" "$root/selftests/bench_smoke"
+		echo bench_smoke >>"$root/selftests/list"
+	fi
 	chmod +x "$root/jobs/"*
-	cp -a "$GUEST/selftests/." "$root/selftests/"
 	(cd "$root" && find . | sort | cpio -o -H newc --quiet) |
-		gzip -1 >"$GUEST/initramfs.cpio.gz" || exit 1
-	ls -l "$GUEST/initramfs.cpio.gz"
+		gzip -1 >"$INITRD" || exit 1
+	ls -l "$INITRD"
 }
 
 # --- boot ---------------------------------------------------------------
@@ -143,7 +213,7 @@ probe_accel() {
 		if timeout -k 5 "${KVM_PROBE_TIMEOUT:-30}" "$QEMU_BIN" -nodefaults \
 			-display none -no-reboot -machine "$QEMU_MACHINE,accel=kvm" \
 			-cpu "$QEMU_CPU_KVM" -smp 1 -m 256 -kernel "$BDIR/bzImage" \
-			-initrd "$GUEST/initramfs.cpio.gz" \
+			-initrd "$INITRD" \
 			-append "$KCMDLINE_CONSOLE $KCMDLINE_POLICY epoll.job=none" \
 			-serial "file:$dir/console" -serial "file:$dir/result" \
 			>"$dir/qemu" 2>&1 && grep -q '^guest-exit-status:' "$dir/result"; then
@@ -161,7 +231,7 @@ run_qemu() {
 	timeout -k 10 "$BOOT_TIMEOUT" "$QEMU_BIN" -nodefaults -display none \
 		-no-reboot -machine "$QEMU_MACHINE,accel=$accel" -cpu "$cpu" \
 		-smp "$QEMU_SMP" -m "$QEMU_MEM" \
-		-kernel "$BDIR/bzImage" -initrd "$GUEST/initramfs.cpio.gz" \
+		-kernel "$BDIR/bzImage" -initrd "$INITRD" \
 		-append "$KCMDLINE_CONSOLE $KCMDLINE_POLICY epoll.job=$job ${KCMDLINE_EXTRA:-}" \
 		-serial "file:$RUN/console.log" -serial "file:$RUN/results.log"
 }
@@ -245,6 +315,7 @@ do_boot() {
 
 case $stage in
 selftests) do_selftests ;;
+benches)   do_benches ;;
 initramfs) do_initramfs ;;
 boot)      do_boot ;;
 *)         die "unknown stage $stage" ;;

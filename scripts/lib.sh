@@ -66,3 +66,39 @@ load_base() {
 
 # Content hash of files, for "did the input change" stamps.
 hash_files() { cat "$@" 2>/dev/null | sha256sum | cut -c1-16; }
+
+# base_source BASE: the source stage.  6.12's source is unpacked first by
+# every job (the selftests use its kselftest harness).  Returns 3 when an
+# optional base has no source: the caller reports it SKIPPED, loudly.
+base_source() {
+	local b=$1 st t log=$BUILD/$1/logs/source.log
+
+	[ "$b" = 6.12 ] && return 0
+	msg "$b: source ..."
+	t=$(date +%s)
+	"$TOP/scripts/kernel.sh" source "$b" >"$log" 2>&1
+	st=$?
+	echo "$b source $(($(date +%s) - t))" >>"$TIMINGS"
+	if [ $st = 3 ]; then
+		warn "$b SKIPPED: $(cat "$BUILD/$b/skip-reason")"
+		return 3
+	fi
+	if [ $st != 0 ]; then
+		tail -n 20 "$log"
+		echo "full log: $log"
+		return 1
+	fi
+	msg "$b: $(tail -n 1 "$log")"
+}
+
+# build_base BASE: patched kernel, headers, selftests and benchmarks.
+build_base() {
+	local b=$1 S=$TOP/scripts L=$BUILD/$1/logs
+
+	run_step "$L/apply.log" "$b: quilt push -a" "$S/kernel.sh" apply "$b" &&
+	run_step "$L/config.log" "$b: config" "$S/kernel.sh" config "$b" &&
+	run_step "$L/build.log" "$b: bzImage" "$S/kernel.sh" build "$b" &&
+	run_step "$L/headers.log" "$b: headers_install" "$S/kernel.sh" headers "$b" &&
+	run_step "$L/selftests.log" "$b: build selftests" "$S/guest.sh" selftests "$b" &&
+	run_step "$L/benches.log" "$b: build benchmarks" "$S/guest.sh" benches "$b"
+}

@@ -30,36 +30,20 @@ STEP_BASE=6.12 run_step "$BUILD/6.12/logs/source.log" "6.12: source" \
 	"$S/kernel.sh" source 6.12 || exit 1
 
 pipeline() {
-	local b=$1 st t
+	local b=$1 st
 
 	STEP_BASE=$b
 	rm -rf "$BUILD/$b/run-selftests"
-	if [ "$b" != 6.12 ]; then
-		msg "$b: source ..."
-		t=$(date +%s)
-		"$S/kernel.sh" source "$b" >"$BUILD/$b/logs/source.log" 2>&1
-		st=$?
-		echo "$b source $(($(date +%s) - t))" >>"$TIMINGS"
-		if [ $st = 3 ]; then
-			state[$b]=SKIPPED
-			reason[$b]=$(cat "$BUILD/$b/skip-reason")
-			warn "$b SKIPPED: ${reason[$b]}"
-			return 0
-		fi
-		if [ $st != 0 ]; then
-			state[$b]=FAIL
-			tail -n 20 "$BUILD/$b/logs/source.log"
-			echo "full log: $BUILD/$b/logs/source.log"
-			return 1
-		fi
-		msg "$b: $(tail -n 1 "$BUILD/$b/logs/source.log")"
-	fi
 	state[$b]=FAIL
-	run_step "$BUILD/$b/logs/apply.log" "$b: quilt push -a" "$S/kernel.sh" apply "$b" &&
-	run_step "$BUILD/$b/logs/config.log" "$b: config" "$S/kernel.sh" config "$b" &&
-	run_step "$BUILD/$b/logs/build.log" "$b: bzImage" "$S/kernel.sh" build "$b" &&
-	run_step "$BUILD/$b/logs/headers.log" "$b: headers_install" "$S/kernel.sh" headers "$b" &&
-	run_step "$BUILD/$b/logs/selftests.log" "$b: build selftests" "$S/guest.sh" selftests "$b" &&
+	base_source "$b"
+	case $? in
+	0) ;;
+	3) state[$b]=SKIPPED
+	   reason[$b]=$(cat "$BUILD/$b/skip-reason")
+	   return 0 ;;
+	*) return 1 ;;
+	esac
+	build_base "$b" &&
 	run_step "$BUILD/$b/logs/initramfs.log" "$b: initramfs" "$S/guest.sh" initramfs "$b" || return 1
 	run_step "$BUILD/$b/logs/boot.log" "$b: boot + selftests in QEMU" "$S/guest.sh" boot "$b" selftests
 	st=$?

@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""bench-report.py RESULTS_LOG OUTDIR: turn the guest's bench output into
+CSV files, a markdown report and gnuplot plots.
+
+The guest output (scripts/guest/run-bench) frames every benchmark with
+"=== bench|perf|dist|end: NAME" markers.  Every file written here starts
+with (or, for CSV, carries in columns) the base, kernel release, vCPUs,
+accelerator and date, so that a result cannot lose its context.
+"""
+
+import csv
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+PERF_EVENTS = ["task-clock", "context-switches", "cpu-migrations", "page-faults"]
+MODES = ["all", "exclusive", "roundrobin"]
+
+
+def parse(path):
+    """Return (meta, sections): sections[name] = {bench, perf, dist, rc}."""
+    meta, sections, cur, part = {}, {}, None, None
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            m = re.match(r"^guest-(uname|cpus): (.*)$", line)
+            if m:
+                meta[m.group(1)] = m.group(2)
+                continue
+            m = re.match(r"^bench-params: (.*)$", line)
+            if m:
+                meta["params"] = m.group(1)
+                continue
+            m = re.match(r"^=== (bench|perf|dist|end): (\S+)(?: rc=(\d+))?$", line)
+            if m:
+                kind, name = m.group(1), m.group(2)
+                sec = sections.setdefault(name, {"bench": [], "perf": [],
+                                                 "dist": [], "rc": None})
+                if kind == "end":
+                    sec["rc"] = int(m.group(3))
+                    cur = None
+                else:
+                    cur, part = sec, kind
+                continue
+            if cur is not None:
+                cur[part].append(line)
+    return meta, sections
+
+
+def perf_values(lines):
+    """perf stat -x, output: value,unit,event,... -> {event: float}."""
+    vals = {}
+    for line in lines:
+        if not line or line.startswith("#"):
+            continue
+        cols = line.split(",")
+        if len(cols) < 3:
+            continue
+        event = cols[2].split(":")[0]
+        try:
+            vals[event] = float(cols[0])
+        except ValueError:
+            vals[event] = None      # <not supported> / <not counted>
+    return vals
+
+
+def result_lines(lines, tag):
+    """All "TAG: k=v ..." lines as dicts (one per perf stat repeat)."""
+    out = []
+    for line in lines:
+        m = re.match(r"^%s: (.*)$" % re.escape(tag), line)
+        if m:
+            out.append(dict(kv.split("=", 1) for kv in m.group(1).split()))
+    return out
+
+
+def mean_fields(rows):
+    """Average numeric fields over repeats; keep the first value of others."""
+    if not rows:
+        return {}
+    merged = {}
+    for key in rows[0]:
+        vals = [r.get(key) for r in rows]
+        try:
+            nums = [float(v) for v in vals]
+            merged[key] = statistics.mean(nums)
+        except (TypeError, ValueError):
+            merged[key] = vals[0]
+    return merged
+
+
+def fmt(v, digits=0):
+    if v is None or v == "":
+        return "n/a"
+    if isinstance(v, str):
+        return v
+    return f"{v:,.{digits}f}"
+
+
+def ratio(v, base):
+    if v is None or not base:
+        return "n/a"
+    return f"{v / base:.3f}"
+
+
+def main():
+    log, outdir = sys.argv[1], sys.argv[2]
+    base = os.environ.get("BENCH_BASE", "?")
+    accel = os.environ.get("BENCH_ACCEL", "?")
+    date = os.environ.get("BENCH_DATE", "?")
+    source = os.environ.get("BENCH_SOURCE_VERSION", "?")
+    meta, sections = parse(log)
+    os.makedirs(outdir, exist_ok=True)
+    ctx = {"base": base, "uname": meta.get("uname", "?"),
+           "vcpus": meta.get("cpus", "?"), "accel": accel, "date": date}
+    header = (f"base {base} ({source}), kernel {ctx['uname']}, "
+              f"{ctx['vcpus']} vCPUs, {accel.upper()}, {date}; "
+              f"{meta.get('params', '')}")
+    failed = [n for n, s in sections.items() if s["rc"] != 0]
+
+    # --- wake -----------------------------------------------------------
+    wake = {}
+    for name, sec in sections.items():
+        m = re.match(r"^wake-(\w+)-(\w+)$", name)
+        if not m:
+            continue
+        src, mode = m.group(1), m.group(2)
+        row = mean_fields(result_lines(sec["bench"], "wake-result"))
+        row.update({"perf": perf_values(sec["perf"]), "dist": sec["dist"],
+                    "rc": sec["rc"]})
+        wake[(src, mode)] = row
+        with open(os.path.join(outdir, f"dist-{src}-{mode}.dat"), "w") as f:
+            f.write(f"# {header}\n# thread consumed wakeups ({src}, {mode})\n")
+            f.write("\n".join(sec["dist"]) + "\n")
+
+    wake_keys = ["threads", "events", "consumed", "lost", "wakeups", "wasted",
+                 "extra_per_event", "never_woken", "min", "max", "jain",
+                 "elapsed_s"]
+    with open(os.path.join(outdir, "wake.csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(list(ctx) + ["source", "mode"] +
+                   [e.replace("-", "_") for e in PERF_EVENTS] + wake_keys + ["rc"])
+        for (src, mode), row in sorted(wake.items()):
+            w.writerow(list(ctx.values()) + [src, mode] +
+                       [row["perf"].get(e) for e in PERF_EVENTS] +
+                       [row.get(k) for k in wake_keys] + [row["rc"]])
+
+    # --- modwait / timeout ------------------------------------------------
+    modwait = result_lines(sections.get("modwait", {}).get("bench", []),
+                           "modwait-result")
+    timeout = result_lines(sections.get("timeout", {}).get("bench", []),
+                           "timeout-result")
+    for fname, rows in (("modwait.csv", modwait), ("timeout.csv", timeout)):
+        with open(os.path.join(outdir, fname), "w", newline="") as f:
+            if not rows:
+                continue
+            w = csv.writer(f)
+            keys = list(rows[0])
+            w.writerow(list(ctx) + keys)
+            for r in rows:
+                w.writerow(list(ctx.values()) + [r.get(k) for k in keys])
+
+    # --- report.md ----------------------------------------------------------
+    md = [f"# epoll series benchmarks: {base}", "", f"_{header}_", ""]
+    if failed:
+        md += [f"**Failed runs: {', '.join(sorted(failed))}**", ""]
+    for src in sorted({s for s, _ in wake}):
+        rows = {mode: wake.get((src, mode)) for mode in MODES}
+        allrow = rows.get("all") or {}
+        md += [f"## Wake modes, {src} source", "",
+               "Ratios are against wake-all (lower is better for the costs).", "",
+               "| | wake all | exclusive | ratio | round-robin | ratio |",
+               "| --- | ---: | ---: | ---: | ---: | ---: |"]
+        for ev, label, digits in (("task-clock", "task-clock (msec)", 1),
+                                  ("context-switches", "context-switches", 0),
+                                  ("cpu-migrations", "cpu-migrations", 0),
+                                  ("page-faults", "page-faults", 0)):
+            b = (allrow.get("perf") or {}).get(ev)
+            cells = [fmt(b, digits)]
+            for mode in ("exclusive", "roundrobin"):
+                v = ((rows.get(mode) or {}).get("perf") or {}).get(ev)
+                cells += [fmt(v, digits), ratio(v, b)]
+            md.append(f"| {label} | " + " | ".join(cells) + " |")
+        for key, label, digits in (("elapsed_s", "elapsed (s)", 3),
+                                   ("wakeups", "wakeups", 0),
+                                   ("extra_per_event", "extra wakeups / event", 3),
+                                   ("never_woken", "threads never woken", 0),
+                                   ("min", "min events / thread", 0),
+                                   ("max", "max events / thread", 0),
+                                   ("jain", "Jain fairness", 3),
+                                   ("lost", "lost events", 0)):
+            cells = []
+            for mode in MODES:
+                v = (rows.get(mode) or {}).get(key)
+                cells.append(fmt(v, digits))
+                if mode != "all":
+                    cells.append("")
+            md.append(f"| {label} | " + " | ".join(cells) + " |")
+        md += ["", f"![wake modes, {src}](wake-{src}.png)",
+               f"![per-thread distribution, {src}](dist-{src}.png)", ""]
+    if modwait:
+        md += ["## Batching: epoll_ctl loop vs epoll_mod_wait", "",
+               "| fds changed | method | ops/s | syscalls / iteration | ratio vs ctl loop |",
+               "| ---: | --- | ---: | ---: | ---: |"]
+        ctl = {r["nfds"]: float(r["ops_per_s"]) for r in modwait
+               if r.get("method") == "ctl"}
+        for r in modwait:
+            ops = float(r["ops_per_s"])
+            md.append(f"| {r['nfds']} | {r['method']} | {ops:,.0f} | "
+                      f"{r['syscalls_per_iter']} | {ratio(ops, ctl.get(r['nfds']))} |")
+        md.append("")
+    if timeout:
+        md += ["## Timeout overshoot (actual - requested)", "",
+               "| call | clock | request | median over | p99 over |",
+               "| --- | --- | ---: | ---: | ---: |"]
+        for r in timeout:
+            md.append(f"| {r['call']} | {r['clock']} | {r['request_us']} us | "
+                      f"{r['median_over_us']} us | {r['p99_over_us']} us |")
+        md.append("")
+    with open(os.path.join(outdir, "report.md"), "w") as f:
+        f.write("\n".join(md))
+
+    plot(outdir, header, wake)
+    return 1 if failed else 0
+
+
+def plot(outdir, header, wake):
+    """Per-mode bars and per-thread distributions, one pair per source."""
+    for src in sorted({s for s, _ in wake}):
+        dat = os.path.join(outdir, f"wake-{src}.dat")
+        with open(dat, "w") as f:
+            f.write(f"# {header}\n# mode task_clock_ms context_switches\n")
+            for mode in MODES:
+                row = wake.get((src, mode)) or {}
+                p = row.get("perf") or {}
+                f.write(f"{mode} {p.get('task-clock') or 0} "
+                        f"{p.get('context-switches') or 0}\n")
+        title = header.replace('"', "'").split(";")[0]
+        script = f"""
+set terminal pngcairo size 900,420 noenhanced font ",10"
+set output "{outdir}/wake-{src}.png"
+set multiplot layout 1,2 title "{src} source: {title}"
+set style data histograms
+set style fill solid 0.7 border -1
+set boxwidth 0.7
+set grid ytics
+set yrange [0:*]
+set title "context switches"
+plot "{dat}" using 3:xtic(1) notitle lc rgb "#4477aa"
+set title "task-clock (ms)"
+plot "{dat}" using 2:xtic(1) notitle lc rgb "#cc6677"
+unset multiplot
+set output "{outdir}/dist-{src}.png"
+set title "{src}: events consumed per thread ({title})"
+set style data linespoints
+set xlabel "thread"
+set ylabel "events consumed"
+plot """ + ", ".join(
+            f'"{outdir}/dist-{src}-{mode}.dat" using 1:2 title "{mode}" pt 7 ps 0.5'
+            for mode in MODES) + "\n"
+        subprocess.run(["gnuplot"], input=script, text=True, check=False)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
