@@ -2,6 +2,7 @@
 #
 # make test   build, boot and selftest every base (see README.md)
 # make bench  the wake, batching and timeout benchmarks in the same guests
+# make check-patches  the series are postable (also part of make test)
 #
 # Variables: BASES="v3.19 6.12", KSRC=<v3.19 tree or tarball>,
 # KSRC_612=<6.12 tree or tarball>, ACCEL=tcg|kvm, JOBS=N.
@@ -9,13 +10,18 @@
 SHELL := /bin/bash
 export BASES KSRC KSRC_612 ACCEL JOBS
 
-.PHONY: test bench clean distclean
+.PHONY: test bench check-patches clean distclean
 
 test:
 	@scripts/test.sh
 
 bench:
 	@scripts/bench.sh
+
+# Headers, checkpatch and "git am == quilt push" for every base; also run by
+# make test.  CHECK_BISECT=1 also builds every prefix of each series (slow).
+check-patches:
+	@scripts/check-patches.sh $(BASES)
 
 # Drops build trees; keeps the download cache and ccache.
 clean:

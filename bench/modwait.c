@@ -89,8 +89,7 @@
 #endif
 
 /* Generated per kernel base: __NR_epoll_mod_wait, before the wrapper. */
-#include "epoll_uapi.h"
-#include "epoll_mod_wait.h"
+#include "bench_modwait.h"
 
 #define MAX_NFDS_LIST		16
 #define CLOCK_CHECK_EVERY	16
@@ -267,28 +266,6 @@ static void parse_options(int argc, char **argv)
 		usage(stderr);
 		exit(EXIT_FAILURE);
 	}
-}
-
-/*
- * A kernel with the series accepts flags 0, no commands and no spec, then
- * finds that -1 is no file: EBADF.  Elsewhere the number is ENOSYS or
- * another system call (userfaultfd on x86_64, socket on i386 in mainline)
- * that rejects these arguments differently.
- */
-static bool probe_modwait(void)
-{
-	int ret, e;
-
-	errno = 0;
-	ret = epoll_mod_wait(-1, 0, 0, NULL, NULL);
-	e = errno;
-	if (ret >= 0)
-		close(ret);	/* some other system call made an fd */
-	if (ret == -1 && e == EBADF)
-		return true;
-	printf("# epoll_mod_wait not available: syscall %d returned %d (%s), not EBADF; skipping method=modwait\n",
-	       (int)__NR_epoll_mod_wait, ret, ret < 0 ? strerror(e) : "ok");
-	return false;
 }
 
 static bool setup_uring(unsigned int entries)
@@ -639,7 +616,7 @@ int main(int argc, char **argv)
 	raise_nofile(max_nfds);
 
 	have_method[M_CTL] = true;
-	have_method[M_MODWAIT] = probe_modwait();
+	have_method[M_MODWAIT] = probe_modwait("method=modwait");
 	if (use_uring)
 		have_method[M_URING] = setup_uring(max_nfds);
 

@@ -81,8 +81,7 @@
 #include <sys/utsname.h>
 
 /* Generated per kernel base: __NR_epoll_mod_wait, before the wrapper. */
-#include "epoll_uapi.h"
-#include "epoll_mod_wait.h"
+#include "bench_modwait.h"
 
 /* Linux 5.11; the same number on x86_64 and i386. */
 #ifndef __NR_epoll_pwait2
@@ -238,28 +237,6 @@ static void parse_options(int argc, char **argv)
 		usage(stderr);
 		exit(EXIT_FAILURE);
 	}
-}
-
-/*
- * A kernel with the series accepts flags 0, no commands and no spec, then
- * finds that -1 is no file: EBADF.  Elsewhere the number is ENOSYS or
- * another system call (userfaultfd on x86_64, socket on i386 in mainline)
- * that rejects these arguments differently.
- */
-static bool probe_modwait(void)
-{
-	int ret, e;
-
-	errno = 0;
-	ret = epoll_mod_wait(-1, 0, 0, NULL, NULL);
-	e = errno;
-	if (ret >= 0)
-		close(ret);	/* some other system call made an fd */
-	if (ret == -1 && e == EBADF)
-		return true;
-	printf("# epoll_mod_wait not available: syscall %d returned %d (%s), not EBADF; skipping call=epoll_mod_wait\n",
-	       (int)__NR_epoll_mod_wait, ret, ret < 0 ? strerror(e) : "ok");
-	return false;
 }
 
 static long sys_epoll_pwait2(int epfd, struct epoll_event *events,
@@ -480,7 +457,7 @@ int main(int argc, char **argv)
 		err(EXIT_FAILURE, "epoll_ctl(ADD)");
 
 	have_pwait2 = probe_pwait2(epfd);
-	have_modwait = probe_modwait();
+	have_modwait = probe_modwait("call=epoll_mod_wait");
 
 	over = calloc(nsamples, sizeof(*over));
 	if (!over)

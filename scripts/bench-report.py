@@ -92,6 +92,23 @@ def mean_fields(rows):
     return merged
 
 
+def group_mean(rows, ident):
+    """Mean of the numeric fields of the rows that share the @ident keys,
+    in first-seen order, formatted back to strings."""
+    groups = {}
+    for r in rows:
+        groups.setdefault(tuple(r.get(k) for k in ident), []).append(r)
+    out = []
+    for case, rs in groups.items():
+        m = mean_fields(rs)
+        row = {k: (f"{v:.2f}" if isinstance(v, float) else v)
+               for k, v in m.items()}
+        row.update(dict(zip(ident, case)))
+        row["runs"] = str(len(rs))
+        out.append(row)
+    return out
+
+
 def fmt(v, digits=0):
     if v is None or v == "":
         return "n/a"
@@ -149,19 +166,29 @@ def main():
                        [row.get(k) for k in wake_keys] + [row["rc"]])
 
     # --- modwait / timeout ------------------------------------------------
-    modwait = result_lines(sections.get("modwait", {}).get("bench", []),
-                           "modwait-result")
-    timeout = result_lines(sections.get("timeout", {}).get("bench", []),
-                           "timeout-result")
-    for fname, rows in (("modwait.csv", modwait), ("timeout.csv", timeout)):
+    modwait_runs = result_lines(sections.get("modwait", {}).get("bench", []),
+                                "modwait-result")
+    timeout_runs = result_lines(sections.get("timeout", {}).get("bench", []),
+                                "timeout-result")
+    # perf stat -r repeats the whole program: one row per case and run in
+    # the CSV, the mean over runs in the report
+    for fname, rows, ident in (("modwait.csv", modwait_runs, ("method", "nfds")),
+                               ("timeout.csv", timeout_runs,
+                                ("call", "clock", "request_us"))):
         with open(os.path.join(outdir, fname), "w", newline="") as f:
             if not rows:
                 continue
             w = csv.writer(f)
             keys = list(rows[0])
-            w.writerow(list(ctx) + keys)
+            w.writerow(list(ctx) + ["run"] + keys)
+            seen = {}
             for r in rows:
-                w.writerow(list(ctx.values()) + [r.get(k) for k in keys])
+                case = tuple(r.get(k) for k in ident)
+                seen[case] = seen.get(case, 0) + 1
+                w.writerow(list(ctx.values()) + [seen[case]] +
+                           [r.get(k) for k in keys])
+    modwait = group_mean(modwait_runs, ("method", "nfds"))
+    timeout = group_mean(timeout_runs, ("call", "clock", "request_us"))
 
     # --- report.md ----------------------------------------------------------
     md = [f"# epoll series benchmarks: {base}", "", f"_{header}_", ""]
@@ -203,6 +230,7 @@ def main():
                f"![per-thread distribution, {src}](dist-{src}.png)", ""]
     if modwait:
         md += ["## Batching: epoll_ctl loop vs epoll_mod_wait", "",
+               f"Mean of {modwait[0]['runs']} runs.", "",
                "| fds changed | method | ops/s | syscalls / iteration | ratio vs ctl loop |",
                "| ---: | --- | ---: | ---: | ---: |"]
         ctl = {r["nfds"]: float(r["ops_per_s"]) for r in modwait
@@ -214,6 +242,7 @@ def main():
         md.append("")
     if timeout:
         md += ["## Timeout overshoot (actual - requested)", "",
+               f"Mean over {timeout[0]['runs']} runs of the per-run median and p99.", "",
                "| call | clock | request | median over | p99 over |",
                "| --- | --- | ---: | ---: | ---: |"]
         for r in timeout:
@@ -238,11 +267,12 @@ def plot(outdir, header, wake):
                 p = row.get("perf") or {}
                 f.write(f"{mode} {p.get('task-clock') or 0} "
                         f"{p.get('context-switches') or 0}\n")
-        title = header.replace('"', "'").split(";")[0]
+        title = header.replace('"', "'").split(";")[0].split("), ", 1)[-1]
+        title = f"{src} source, {title}"
         script = f"""
 set terminal pngcairo size 900,420 noenhanced font ",10"
 set output "{outdir}/wake-{src}.png"
-set multiplot layout 1,2 title "{src} source: {title}"
+set multiplot layout 1,2 title "{title}"
 set style data histograms
 set style fill solid 0.7 border -1
 set boxwidth 0.7
@@ -254,7 +284,7 @@ set title "task-clock (ms)"
 plot "{dat}" using 2:xtic(1) notitle lc rgb "#cc6677"
 unset multiplot
 set output "{outdir}/dist-{src}.png"
-set title "{src}: events consumed per thread ({title})"
+set title "events consumed per thread: {title}"
 set style data linespoints
 set xlabel "thread"
 set ylabel "events consumed"

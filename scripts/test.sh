@@ -59,6 +59,14 @@ for b in $BASES; do
 	pipeline "$b"
 done
 
+checked=
+for b in $BASES; do
+	[ "${state[$b]}" = SKIPPED ] || checked="$checked $b"
+done
+check_rc=0
+STEP_BASE=all run_step "$BUILD/logs/check-patches.log" "check-patches:$checked" \
+	"$S/check-patches.sh" $checked || check_rc=1
+
 # --- summary -------------------------------------------------------------
 
 tp=0; tf=0; ts=0; bad=0
@@ -102,7 +110,8 @@ echo "stage timings (seconds):"
 awk '{ printf "  %-6s %-40s %5s\n", $1, $2, $3 }' "$TIMINGS"
 echo
 echo "logs: $BUILD/<base>/logs, guest output: $BUILD/<base>/run-selftests"
+echo "check-patches: $([ $check_rc = 0 ] && echo pass || echo FAIL) ($BUILD/logs/check-patches.log)"
 echo "selftests: $tp passed, $tf failed, $ts skipped"
-[ $tf = 0 ] && [ $bad = 0 ]
+[ $tf = 0 ] && [ $bad = 0 ] && [ $check_rc = 0 ]
 exit $?
 }

@@ -60,6 +60,7 @@
 #pragma GCC diagnostic ignored "-Wclobbered"
 
 #include "kselftest_harness.h"
+#include "thread_util.h"
 /*
  * Generated per kernel base: __NR_epoll_mod_wait, before the wrapper.
  * Not wake_common.h: it needs EPOLLROUNDROBIN, which this test does not.
@@ -216,47 +217,6 @@ static int arm_timer(int tfd, long long ns)
 	};
 
 	return timerfd_settime(tfd, 0, &its, NULL) ? -errno : 0;
-}
-
-static pid_t mw_gettid(void)
-{
-	return (pid_t)syscall(SYS_gettid);
-}
-
-/*
- * Scheduler state letter of thread @tid of this process, as in
- * wake_common.h's wk_task_state(): 'S' means asleep; 0 if it cannot be read.
- */
-static char mw_task_state(pid_t tid)
-{
-	char path[64], buf[256], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* comm may contain ')' itself: the state follows the last one. */
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
-		return 0;
-	return p[2];
-}
-
-static bool has_arg(int argc, char **argv, const char *arg)
-{
-	int i;
-
-	for (i = 1; i < argc; i++)
-		if (!strcmp(argv[i], arg))
-			return true;
-	return false;
 }
 
 static int cmp_ll(const void *a, const void *b)
@@ -1297,7 +1257,7 @@ static void *killer_fn(void *arg)
 	sleep_ns(KILL_DELAY_NS);
 	/* 'S': asleep in the wait (the only place t0 can sleep now). */
 	deadline = now_ns(CLOCK_MONOTONIC) + KILL_WAIT_NS;
-	while (mw_task_state(k->tid) != 'S' &&
+	while (thread_state(k->tid) != 'S' &&
 	       now_ns(CLOCK_MONOTONIC) < deadline)
 		sleep_ns(NSEC_PER_MSEC);
 	k->sent_ns = now_ns(CLOCK_MONOTONIC);
@@ -1367,7 +1327,7 @@ FIXTURE_TEARDOWN(signals)
 TEST_F_TIMEOUT(signals, blocked_during_wait, TEST_TIMEOUT_S)
 {
 	uint64_t kmask = ksig(SIGUSR1);
-	struct killer k = { .target = pthread_self(), .tid = mw_gettid() };
+	struct killer k = { .target = pthread_self(), .tid = thread_tid() };
 	struct epoll_wait_spec spec;
 	struct epoll_event ev[1];
 	long long t0, t1;
@@ -1405,7 +1365,7 @@ TEST_F_TIMEOUT(signals, blocked_during_wait, TEST_TIMEOUT_S)
 TEST_F_TIMEOUT(signals, unblocked_during_wait, TEST_TIMEOUT_S)
 {
 	uint64_t kmask = ksig(SIGUSR2);
-	struct killer k = { .target = pthread_self(), .tid = mw_gettid() };
+	struct killer k = { .target = pthread_self(), .tid = thread_tid() };
 	struct epoll_wait_spec spec;
 	struct epoll_event ev[1];
 	long long t0, t1;

@@ -199,7 +199,7 @@ static void *waiter_fn(void *arg)
 	bool stop = false;
 	int i, n;
 
-	__atomic_store_n(&w->tid, wk_gettid(), __ATOMIC_SEQ_CST);
+	__atomic_store_n(&w->tid, thread_tid(), __ATOMIC_SEQ_CST);
 	__atomic_add_fetch(&c->started, 1, __ATOMIC_SEQ_CST);
 
 	while (!stop && !__atomic_load_n(&c->err, __ATOMIC_SEQ_CST)) {
@@ -252,7 +252,7 @@ static bool all_asleep(struct wake_ctx *c)
 		w = &c->w[i];
 		if (!__atomic_load_n(&w->armed, __ATOMIC_SEQ_CST))
 			return false;
-		if (wk_task_state(w->tid) != 'S')
+		if (thread_state(w->tid) != 'S')
 			return false;
 	}
 	return true;
@@ -268,7 +268,7 @@ static void dump_waiters(struct wake_ctx *c)
 		ksft_print_msg("waiter %d: tid=%d armed=%d state=%c wakeups=%ld consumed=%ld wasted=%ld\n",
 			       i, (int)w->tid,
 			       __atomic_load_n(&w->armed, __ATOMIC_SEQ_CST),
-			       wk_task_state(w->tid) ?: '?',
+			       thread_state(w->tid) ?: '?',
 			       __atomic_load_n(&w->wakeups, __ATOMIC_SEQ_CST),
 			       __atomic_load_n(&w->consumed, __ATOMIC_SEQ_CST),
 			       __atomic_load_n(&w->wasted, __ATOMIC_SEQ_CST));
@@ -703,7 +703,7 @@ FIXTURE_SETUP(epoll_wake)
 	for (i = 0; i < NR_WAITERS; i++)
 		c->w[i].epfd = -1;
 
-	if (!wk_task_state(wk_gettid()))
+	if (!thread_state(thread_tid()))
 		SKIP(return, "cannot read /proc/self/task/<tid>/stat");
 
 	c->stopfd = eventfd(0, EFD_CLOEXEC);

@@ -31,6 +31,7 @@
 #include "epoll_uapi.h"
 
 #include "kselftest.h"
+#include "thread_util.h"
 
 /* Set to skip the feature probe, e.g. to run on an unpatched kernel. */
 #define WK_NOPROBE_ENV	"EPOLL_WAKE_NOPROBE"
@@ -41,39 +42,6 @@ static inline long long wk_now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
-static inline pid_t wk_gettid(void)
-{
-	return (pid_t)syscall(SYS_gettid);
-}
-
-/*
- * Scheduler state letter ('R', 'S', 'D', ...) of thread @tid of this
- * process, read from /proc/self/task/<tid>/stat; 0 if it cannot be read.
- * A task woken by try_to_wake_up() reads as 'R' (TASK_WAKING is reported
- * as running), so 'S' really means "still asleep".
- */
-static inline char wk_task_state(pid_t tid)
-{
-	char path[64], buf[256], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* comm may contain ')' itself: the state follows the last one. */
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
-		return 0;
-	return p[2];
 }
 
 /* Bring "lo" up; the guest init should have done it, but be robust. */
@@ -144,16 +112,6 @@ static inline int wk_tcp_connect(const struct sockaddr_in *addr)
 	return -ENETUNREACH;
 }
 
-static inline int wk_has_arg(int argc, char **argv, const char *arg)
-{
-	int i;
-
-	for (i = 1; i < argc; i++)
-		if (!strcmp(argv[i], arg))
-			return 1;
-	return 0;
-}
-
 /*
  * Skip the whole binary on a kernel without the patch series.  A patched
  * kernel rejects EPOLLROUNDROBIN without EPOLLEXCLUSIVE; an unpatched one
@@ -166,7 +124,7 @@ static inline void wk_probe_or_skip(int argc, char **argv)
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLROUNDROBIN };
 	int ep, efd, ret, err;
 
-	if (wk_has_arg(argc, argv, "-l") || wk_has_arg(argc, argv, "-h"))
+	if (has_arg(argc, argv, "-l") || has_arg(argc, argv, "-h"))
 		return;
 	if (getenv(WK_NOPROBE_ENV)) {
 		fprintf(stderr, "# %s set: feature probe bypassed\n",

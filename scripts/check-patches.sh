@@ -1,0 +1,175 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# check-patches.sh [BASE...]: prove that each series is postable.
+#
+#   - every patch has From, Date and "Subject: [PATCH n/m]" headers, a
+#     Signed-off-by for its author only, and (feature patches) a Link:;
+#   - "git am" of the series onto a clean base gives exactly the tree that
+#     "quilt push -a" gave in build/BASE/src;
+#   - scripts/checkpatch.pl --strict (from the 6.12 tree: v3.19's does not
+#     run on current perl) reports 0 errors and 0 warnings on every feature
+#     patch; toolchain build fixes are checked without --strict and local
+#     patches are only reported;
+#   - with CHECK_BISECT=1 (slow, not in CI), every prefix of the series
+#     builds a bzImage.
+#
+# Unpacks and patches the sources itself when needed (as make test does).
+
+. "$(dirname "$0")/lib.sh"
+
+# One compound command: bash reads it all before running it, so editing
+# this file during a run cannot change that run.
+{
+CHECKPATCH=$BUILD/6.12/src/scripts/checkpatch.pl
+rc=0
+mkdir -p "$BUILD/6.12/logs"
+"$TOP/scripts/kernel.sh" source 6.12 >"$BUILD/6.12/logs/source.log" 2>&1 ||
+	die "no 6.12 source (for checkpatch.pl): see $BUILD/6.12/logs/source.log"
+
+# section FILE SERIES: the banner section a series entry belongs to
+# (build-fix, feature or local).
+series_sections() {
+	awk '/^# *Build fixes/ { s = "build-fix" }
+	     /^# *Feature/ { s = "feature" }
+	     /^# *Local/ { s = "local" }
+	     /^[^#[:space:]]/ { print s, $1 }' "$1"
+}
+
+check_headers() {
+	local p=$1 kind=$2 n=$3 m=$4 author sobs
+
+	grep -q '^From: ' "$p" || { echo "  no From: header"; return 1; }
+	grep -q '^Date: ' "$p" || { echo "  no Date: header"; return 1; }
+	# format-patch pads n to the width of m
+	grep -qE "^Subject: \[PATCH 0*$n/$m\] " "$p" ||
+		{ echo "  Subject is not [PATCH $n/$m]"; return 1; }
+	author=$(sed -n '/^From: /{s/^From: //;N;s/\n / /;p;q}' "$p" | sed 's/\n.*//')
+	sobs=$(grep '^Signed-off-by: ' "$p" | sed 's/^Signed-off-by: //' | sort -u)
+	if [ "$sobs" != "$author" ]; then
+		echo "  Signed-off-by is not the author's alone: '$sobs' vs '$author'"
+		return 1
+	fi
+	if [ "$kind" = feature ] && ! grep -q '^Link: ' "$p"; then
+		echo "  feature patch without a Link: to the RFC"
+		return 1
+	fi
+}
+
+run_checkpatch() {
+	local p=$1 kind=$2 out last
+
+	case $kind in
+	feature)   out=$("$CHECKPATCH" --no-tree --strict --show-types -q "$p") ;;
+	build-fix) out=$("$CHECKPATCH" --no-tree --show-types -q "$p") ;;
+	*)         out=$("$CHECKPATCH" --no-tree --strict --show-types -q "$p") ;;
+	esac
+	last=$(echo "$out" | grep -E '^total: ' || echo "total: 0 errors, 0 warnings, 0 checks (clean)")
+	printf '  checkpatch (%s): %s\n' "$kind" "${last#total: }"
+	# name what a build fix or local patch carries (waived: not for upstream)
+	[ "$kind" = feature ] ||
+		echo "$out" | sed -n 's/^\(WARNING\|ERROR\|CHECK\):\([A-Z_]*\):.*/    waived \1 \2/p' | sort -u
+	if [ "$kind" = feature ] && ! echo "$last" | grep -q ' 0 errors, 0 warnings'; then
+		echo "$out" | sed 's/^/    /'
+		return 1
+	fi
+	return 0
+}
+
+# git am the series onto a clean copy of the base; print the tree id.
+git_am_tree() {
+	local b=$1 dir=$BUILD/$1/check repo p
+
+	repo=$dir/git
+	if [ ! -d "$repo/.git" ] ||
+	   [ "$(cat "$dir/base-stamp" 2>/dev/null)" != "$(cat "$BUILD/$b/src/.source-stamp")" ]; then
+		rm -rf "$dir"
+		mkdir -p "$repo"
+		# copy the patched tree with quilt's backups, then pop: the
+		# base is what "quilt pop -a" gives back
+		(cd "$BUILD/$b/src" && tar --exclude=.source-stamp \
+			--exclude=.series-stamp -cf - .) |
+			tar -C "$repo" -xf - || return 1
+		(cd "$repo" && QUILT_PATCHES=$TOP/patches/$b quilt pop -a -f -q >/dev/null) ||
+			return 1
+		rm -rf "$repo/.pc"
+		(cd "$repo" && git init -q && git add -A -f . &&
+		 git -c user.name=check -c user.email=check@invalid commit -q -m base) ||
+			return 1
+		cat "$BUILD/$b/src/.source-stamp" >"$dir/base-stamp"
+	fi
+	cd "$repo" || return 1
+	git checkout -q -f "$(git rev-list --max-parents=0 HEAD)" 2>/dev/null &&
+	git clean -q -f -d -x &&
+	git -c user.name=check -c user.email=check@invalid am -q --keep-cr \
+		$(grep -v '^#' "$TOP/patches/$b/series" | grep . |
+		  sed "s|^|$TOP/patches/$b/|") >&2 || { git am --abort; return 1; }
+	git rev-parse 'HEAD^{tree}'
+}
+
+quilt_tree() {
+	local src=$BUILD/$1/src tmp
+
+	tmp=$(mktemp -d)
+	(cd "$src" && GIT_DIR=$tmp git init -q &&
+	 GIT_DIR=$tmp GIT_WORK_TREE=. git add -A -f -- . ':!.pc' \
+		':!.source-stamp' ':!.series-stamp' && GIT_DIR=$tmp git write-tree)
+	rm -rf "$tmp"
+}
+
+bisect_builds() {
+	local b=$1 n=0 p obj=$BUILD/$1/bisect-obj repo=$BUILD/$1/check/git
+
+	cd "$repo" || return 1
+	for p in $(git rev-list --reverse HEAD --max-count=100 | tail -n +2); do
+		n=$((n + 1))
+		git checkout -q -f "$p" || return 1
+		mkdir -p "$obj"
+		cp "$BUILD/$b/obj/.config" "$obj/.config"
+		msg "$b: prefix $n builds? $(git log -1 --format=%s)"
+		make -s -C "$repo" O="$obj" ARCH=x86_64 olddefconfig >/dev/null &&
+		make -s -C "$repo" O="$obj" ARCH=x86_64 -j"$JOBS" bzImage >/dev/null 2>&1 ||
+			{ echo "  prefix $n does not build"; return 1; }
+	done
+}
+
+check_base() {
+	local b=$1 n=0 m kind name bad=0 t1 t2
+
+	mkdir -p "$BUILD/$b/logs"
+	base_source "$b"
+	case $? in
+	0) ;;
+	3) echo "$b: SKIPPED, not checked: $(cat "$BUILD/$b/skip-reason")"
+	   return 0 ;;
+	*) return 1 ;;
+	esac
+	"$TOP/scripts/kernel.sh" apply "$b" >"$BUILD/$b/logs/apply.log" 2>&1 ||
+		{ echo "$b: quilt push -a failed, see $BUILD/$b/logs/apply.log"; return 1; }
+	m=$(series_sections "$TOP/patches/$b/series" | wc -l)
+	echo "== $b: $m patches"
+	while read -r kind name; do
+		n=$((n + 1))
+		echo "$n/$m $name [$kind]"
+		check_headers "$TOP/patches/$b/$name" "$kind" "$n" "$m" || bad=1
+		run_checkpatch "$TOP/patches/$b/$name" "$kind" || bad=1
+	done < <(series_sections "$TOP/patches/$b/series")
+	t1=$(git_am_tree "$b") || { echo "$b: git am failed"; return 1; }
+	t2=$(quilt_tree "$b")
+	if [ "$t1" = "$t2" ]; then
+		echo "$b: git am and quilt push -a give the same tree ($t1)"
+	else
+		echo "$b: git am tree $t1 differs from the quilt tree $t2"
+		bad=1
+	fi
+	if [ "${CHECK_BISECT:-0}" = 1 ]; then
+		bisect_builds "$b" || bad=1
+	fi
+	return $bad
+}
+
+for b in ${*:-${BASES:-v3.19 6.12}}; do
+	check_base "$b" || rc=1
+done
+exit $rc
+}

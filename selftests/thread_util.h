@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Small helpers shared by the epoll selftests that need no epoll flag:
+ * thread ids, the scheduler state of a thread, argv lookups.
+ */
+#ifndef THREAD_UTIL_H
+#define THREAD_UTIL_H
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+static inline pid_t thread_tid(void)
+{
+	return (pid_t)syscall(SYS_gettid);
+}
+
+/*
+ * Scheduler state letter ('R', 'S', 'D', ...) of thread @tid of this
+ * process, read from /proc/self/task/<tid>/stat; 0 if it cannot be read.
+ * A task woken by try_to_wake_up() reads as 'R' (TASK_WAKING is reported
+ * as running), so 'S' really means "still asleep".
+ */
+static inline char thread_state(pid_t tid)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	/* comm may contain ')' itself: the state follows the last one. */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return 0;
+	return p[2];
+}
+
+static inline int has_arg(int argc, char **argv, const char *arg)
+{
+	int i;
+
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], arg))
+			return 1;
+	return 0;
+}
+
+#endif /* THREAD_UTIL_H */
