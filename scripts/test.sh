@@ -64,7 +64,8 @@ for b in $BASES; do
 	[ "${state[$b]}" = SKIPPED ] || checked="$checked $b"
 done
 check_rc=0
-STEP_BASE=all run_step "$BUILD/logs/check-patches.log" "check-patches:$checked" \
+msg "check-patches on:$checked"
+STEP_BASE=all run_step "$BUILD/logs/check-patches.log" "check-patches" \
 	"$S/check-patches.sh" $checked || check_rc=1
 
 # --- summary -------------------------------------------------------------
