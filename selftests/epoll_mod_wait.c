@@ -178,24 +178,6 @@ static int ctl_del(int ep, int fd)
 	return ctl(ep, EPOLL_CTL_DEL, fd, 0, 0);
 }
 
-static int open_pipe(int *rd, int *wr)
-{
-	int fds[2];
-
-	if (pipe2(fds, O_NONBLOCK | O_CLOEXEC))
-		return -errno;
-	*rd = fds[0];
-	*wr = fds[1];
-	return 0;
-}
-
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
 static bool untouched(const void *buf, size_t len)
 {
 	const unsigned char *p = buf;

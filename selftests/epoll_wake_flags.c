@@ -44,6 +44,7 @@
 #pragma GCC diagnostic ignored "-Wclobbered"
 
 #include "kselftest_harness.h"
+#include "thread_util.h"
 #include "wake_common.h"
 
 #define XRR		(EPOLLEXCLUSIVE | EPOLLROUNDROBIN)
@@ -93,24 +94,6 @@ static void check_old_registration(struct __test_metadata *_metadata,
 		TH_LOG("failed EPOLL_CTL_MOD changed the item's data");
 	EXPECT_EQ((uint32_t)EPOLLIN, ev[0].events);
 	ASSERT_EQ(1, read(rd, &byte, 1));
-}
-
-static int open_pipe(int *rd, int *wr)
-{
-	int fds[2];
-
-	if (pipe2(fds, O_NONBLOCK | O_CLOEXEC))
-		return -errno;
-	*rd = fds[0];
-	*wr = fds[1];
-	return 0;
-}
-
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
 }
 
 /*

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Small helpers shared by the epoll selftests that need no epoll flag:
- * thread ids, the scheduler state of a thread, argv lookups.
+ * thread ids, the scheduler state of a thread, argv lookups, pipes.
  */
 #ifndef THREAD_UTIL_H
 #define THREAD_UTIL_H
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -54,6 +55,26 @@ static inline int has_arg(int argc, char **argv, const char *arg)
 		if (!strcmp(argv[i], arg))
 			return 1;
 	return 0;
+}
+
+/* A non-blocking pipe; 0 or -errno. */
+static inline int open_pipe(int *rd, int *wr)
+{
+	int fds[2];
+
+	if (pipe2(fds, O_NONBLOCK | O_CLOEXEC))
+		return -errno;
+	*rd = fds[0];
+	*wr = fds[1];
+	return 0;
+}
+
+/* Close *fd if open, and mark it closed. */
+static inline void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
 }
 
 #endif /* THREAD_UTIL_H */
