@@ -41,10 +41,13 @@
  *    inside the loop.  16 untimed warm-up iterations precede every case.
  *  - The method order is fixed (ctl, modwait, uring) for each N, on a
  *    fresh epoll instance and pipes per N.
- *  - Under QEMU TCG, or with page-table isolation and other entry
- *    mitigations, a system call costs much more than on bare metal, which
- *    favours batching: compare methods within one run on one kernel, not
- *    absolute rates across machines.
+ *  - The ratio depends on what a system call entry costs against the
+ *    copies and the allocation of a batch.  Under QEMU TCG every
+ *    instruction is emulated and the entry is relatively cheap, which
+ *    favours the plain loop for small N (measured: results/); page-table
+ *    isolation and other entry mitigations on real hardware make the
+ *    entry dearer, which favours batching.  Compare methods within one
+ *    run on one kernel, not absolute rates across machines.
  *  - io_uring runs the MODs inline during the submission in this
  *    uncontended case; under contention on the epoll mutex it would punt
  *    them to an io-wq worker.  It exists only on the 6.12 base: elsewhere

@@ -9,8 +9,9 @@
 #     "quilt push -a" gave in build/BASE/src;
 #   - scripts/checkpatch.pl --strict (from the 6.12 tree: v3.19's does not
 #     run on current perl) reports 0 errors and 0 warnings on every feature
-#     patch; toolchain build fixes are checked without --strict and local
-#     patches are only reported;
+#     patch; toolchain build fixes are checked without --strict; whatever
+#     checkpatch still reports must be waived, with a reason, in the
+#     patch notes (" - TYPE: why", below the "---");
 #   - with CHECK_BISECT=1 (slow, not in CI), every prefix of the series
 #     builds a bzImage.
 #
@@ -56,24 +57,38 @@ check_headers() {
 	fi
 }
 
+# waived PATCH TYPE: the patch notes (between "---" and the diff) name
+# TYPE as a checkpatch waiver, with its reason: " - TYPE: why".
+waived() {
+	sed -n '/^---$/,/^diff --git/p' "$1" | grep -qE -- "^ +- $2: "
+}
+
 run_checkpatch() {
-	local p=$1 kind=$2 out last
+	local p=$1 kind=$2 out last types t rc=0
 
 	case $kind in
-	feature)   out=$("$CHECKPATCH" --no-tree --strict --show-types -q "$p") ;;
-	build-fix) out=$("$CHECKPATCH" --no-tree --show-types -q "$p") ;;
-	*)         out=$("$CHECKPATCH" --no-tree --strict --show-types -q "$p") ;;
+	build-fix) out=$(cd "$BUILD/6.12/src" && "$CHECKPATCH" --no-tree --show-types -q "$p") ;;
+	*)         out=$(cd "$BUILD/6.12/src" && "$CHECKPATCH" --no-tree --strict --show-types -q "$p") ;;
 	esac
 	last=$(echo "$out" | grep -E '^total: ' || echo "total: 0 errors, 0 warnings, 0 checks (clean)")
-	printf '  checkpatch (%s): %s\n' "$kind" "${last#total: }"
-	# name what a build fix or local patch carries (waived: not for upstream)
-	[ "$kind" = feature ] ||
-		echo "$out" | sed -n 's/^\(WARNING\|ERROR\|CHECK\):\([A-Z_]*\):.*/    waived \1 \2/p' | sort -u
+	printf '  checkpatch (%s%s): %s\n' "$kind" \
+		"$([ "$kind" = build-fix ] || echo ', --strict')" "${last#total: }"
 	if [ "$kind" = feature ] && ! echo "$last" | grep -q ' 0 errors, 0 warnings'; then
 		echo "$out" | sed 's/^/    /'
 		return 1
 	fi
-	return 0
+	# Anything left must be waived, with a reason, in the patch notes.
+	types=$(echo "$out" | sed -n 's/^\(WARNING\|ERROR\|CHECK\):\([A-Z_]*\):.*/\2/p' | sort -u)
+	for t in $types; do
+		if waived "$p" "$t"; then
+			echo "    waived $t: $(sed -n '/^---$/,/^diff --git/p' "$p" | sed -n "s/^ *- $t: //p" | head -n 1) ..."
+		else
+			echo "    $t is not waived in the patch notes:"
+			echo "$out" | grep -A3 ":$t:" | sed 's/^/      /'
+			rc=1
+		fi
+	done
+	return $rc
 }
 
 # git am the series onto a clean copy of the base; print the tree id.
