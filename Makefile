@@ -3,20 +3,26 @@
 # make test   build, boot and selftest every base (see README.md)
 # make bench  the wake, batching and timeout benchmarks in the same guests
 # make check-patches  the series are postable (also part of make test)
+# make stress the fuzzer and the race stress on the debug kernels, 10 min
+#             per base (STRESS_SECS=600)
+# make test DEBUG=1   make test on the debug kernels
 #
 # Variables: BASES="v3.19 6.12", KSRC=<v3.19 tree or tarball>,
 # KSRC_612=<6.12 tree or tarball>, ACCEL=tcg|kvm, JOBS=N.
 
 SHELL := /bin/bash
-export BASES KSRC KSRC_612 ACCEL JOBS
+export BASES KSRC KSRC_612 ACCEL JOBS DEBUG STRESS_SECS
 
-.PHONY: test bench check-patches clean distclean
+.PHONY: test bench stress check-patches clean distclean
 
 test:
 	@scripts/test.sh
 
 bench:
 	@scripts/bench.sh
+
+stress:
+	@scripts/stress.sh
 
 # Headers, checkpatch and "git am == quilt push" for every base; also run by
 # make test.  CHECK_BISECT=1 also builds every prefix of each series (slow).

@@ -179,6 +179,10 @@ do_initramfs() {
 		cp "$TOP/scripts/guest/run-bench" "$root/jobs/bench"
 		write_bench_params >"$root/bench/params"
 		add_perf "$root"
+	elif [ "$job" = stress ]; then
+		cp "$TOP/scripts/guest/run-stress" "$root/jobs/stress"
+		cp -a "$GUEST/selftests/." "$root/selftests/"
+		echo "STRESS_SECS=${STRESS_SECS:-600}" >"$root/selftests/stress-params"
 	else
 		cp "$TOP/scripts/guest/run-selftests" "$root/jobs/selftests"
 		cp -a "$GUEST/selftests/." "$root/selftests/"
@@ -236,8 +240,11 @@ run_qemu() {
 		-serial "file:$RUN/console.log" -serial "file:$RUN/results.log"
 }
 
-# Console lines that fail a run wherever they appear.
-SPLAT_RE='Kernel panic|Oops|BUG:|WARNING:|general protection fault|Call Trace:|INFO: task .* blocked|possible (circular|recursive) locking|inconsistent lock state|KASAN|kmemleak|UBSAN|soft lockup|hard LOCKUP|rcu_sched self-detected stall|RCU stall|list_add corruption|list_del corruption|unreferenced object'
+# Console lines that fail a run wherever they appear.  The debug kernels
+# add lockdep, KASAN, SLUB and kmemleak reports; their boot banners
+# ("kmemleak: Kernel memory leak detector initialized", lockdep's
+# copyright) must not match.
+SPLAT_RE='Kernel panic|Oops|BUG:|WARNING:|general protection fault|Call Trace:|INFO: task .* blocked|possible (circular|recursive) locking|inconsistent lock state|suspicious RCU usage|lock held when returning|locking correctness validator|BUG: KASAN|UBSAN|soft lockup|hard LOCKUP|rcu_sched self-detected stall|RCU stall|list_add corruption|list_del corruption|BUG [^ ]+ \(.*\): |Poison overwritten|Redzone|Object padding|Freepointer corrupt|new suspected memory leaks|unreferenced object|ODEBUG: .*object type'
 
 check_console() {
 	local log=$RUN/console.log
@@ -247,6 +254,29 @@ check_console() {
 		grep -nE -B2 -A12 "$SPLAT_RE" "$log" | head -n 80
 		return 1
 	fi
+}
+
+# check_debug: on a debug kernel the guest must have scanned for leaks
+# (none found) and lockdep must still be armed after the job.
+check_debug() {
+	local res=$RUN/results.log leaks locks rc=0
+
+	[ "$DEBUG" = 1 ] || return 0
+	leaks=$(sed -n 's/^guest-kmemleak: //p' "$res" | tail -n 1)
+	locks=$(sed -n 's/^guest-debug-locks: //p' "$res" | tail -n 1)
+	if [ -z "$leaks" ]; then
+		echo "FAIL: no kmemleak scan came back from the debug kernel"
+		rc=1
+	elif [ "$leaks" != 0 ]; then
+		echo "FAIL: kmemleak found $leaks unreferenced objects:"
+		grep '^kmemleak-report: ' "$res" | head -n 60
+		rc=1
+	fi
+	if [ "$locks" != 1 ]; then
+		echo "FAIL: lockdep is not armed after the job (debug_locks=${locks:-missing}): it reported something, or is not built in"
+		rc=1
+	fi
+	return $rc
 }
 
 summarize() {
@@ -271,6 +301,10 @@ summarize() {
 		echo "binaries_failed=$bfail"
 		echo "status=${status:-none}"
 		echo "seconds=$BOOT_SECS"
+		echo "debug=$DEBUG"
+		echo "kmemleak=$(sed -n 's/^guest-kmemleak: //p' "$res" | tail -n 1)"
+		echo "debug_locks=$(sed -n 's/^guest-debug-locks: //p' "$res" | tail -n 1)"
+		echo "splats=$(grep -cE "$SPLAT_RE" "$RUN/console.log")"
 	} >"$RUN/summary"
 }
 
@@ -307,6 +341,7 @@ do_boot() {
 	*) echo "FAIL: guest ran '$uname', not a kernel with localversion $LOCALVERSION"; rc=1 ;;
 	esac
 	check_console || rc=1
+	check_debug || rc=1
 	[ "$(sed -n 's/^failed=//p' "$RUN/summary")" = 0 ] || rc=1
 	echo "result=$([ $rc = 0 ] && echo pass || echo FAIL)" >>"$RUN/summary"
 	cat "$RUN/summary"

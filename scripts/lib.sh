@@ -13,6 +13,16 @@ CACHE=${EPOLL_SERIES_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/epoll-series}
 DL_CACHE=${DL_CACHE:-$CACHE/downloads}
 JOBS=${JOBS:-$(nproc)}
 
+# DEBUG=1 selects the debug kernels (kernel-config/debug*.config): each
+# base gets its own build directory, build/BASE-debug, sharing the
+# patched source tree build/BASE/src with the normal kernel.
+DEBUG=${DEBUG:-0}
+[ "$DEBUG" = 1 ] && VARIANT=-debug || VARIANT=
+export DEBUG
+
+# bdir BASE: the build directory of BASE's kernel of the current variant.
+bdir() { echo "$BUILD/$1$VARIANT"; }
+
 _t0=$(date +%s)
 
 msg()  { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
@@ -56,12 +66,17 @@ load_base() {
 	. "$TOP/scripts/bases/$base.conf"
 	# shellcheck disable=SC1090
 	. "$TOP/scripts/arch/$ARCH.conf"
-	BDIR=$BUILD/$base
-	SRC=$BDIR/src
+	BDIR=$(bdir "$base")
+	SRC=$BUILD/$base/src
 	OBJ=$BDIR/obj
 	HDR=$BDIR/hdr
 	LOGS=$BDIR/logs
-	STEP_BASE=$base
+	STEP_BASE=$base$VARIANT
+	if [ "$DEBUG" = 1 ]; then
+		EXTRA_FRAGMENTS="debug debug-$base"
+		KCMDLINE_POLICY="$KCMDLINE_POLICY $KCMDLINE_DEBUG"
+		QEMU_MEM=$QEMU_MEM_DEBUG
+	fi
 }
 
 # Content hash of files, for "did the input change" stamps.
@@ -71,16 +86,19 @@ hash_files() { cat "$@" 2>/dev/null | sha256sum | cut -c1-16; }
 # every job (the selftests use its kselftest harness).  Returns 3 when an
 # optional base has no source: the caller reports it SKIPPED, loudly.
 base_source() {
-	local b=$1 st t log=$BUILD/$1/logs/source.log
+	local b=$1 st t log
+
+	log=$(bdir "$b")/logs/source.log
 
 	[ "$b" = 6.12 ] && return 0
+	mkdir -p "$(dirname "$log")"
 	msg "$b: source ..."
 	t=$(date +%s)
 	"$TOP/scripts/kernel.sh" source "$b" >"$log" 2>&1
 	st=$?
 	echo "$b source $(($(date +%s) - t))" >>"$TIMINGS"
 	if [ $st = 3 ]; then
-		warn "$b SKIPPED: $(cat "$BUILD/$b/skip-reason")"
+		warn "$b SKIPPED: $(cat "$(bdir "$b")/skip-reason")"
 		return 3
 	fi
 	if [ $st != 0 ]; then
@@ -93,12 +111,14 @@ base_source() {
 
 # build_base BASE: patched kernel, headers, selftests and benchmarks.
 build_base() {
-	local b=$1 S=$TOP/scripts L=$BUILD/$1/logs
+	local b=$1 S=$TOP/scripts L
 
-	run_step "$L/apply.log" "$b: quilt push -a" "$S/kernel.sh" apply "$b" &&
-	run_step "$L/config.log" "$b: config" "$S/kernel.sh" config "$b" &&
-	run_step "$L/build.log" "$b: bzImage" "$S/kernel.sh" build "$b" &&
-	run_step "$L/headers.log" "$b: headers_install" "$S/kernel.sh" headers "$b" &&
-	run_step "$L/selftests.log" "$b: build selftests" "$S/guest.sh" selftests "$b" &&
-	run_step "$L/benches.log" "$b: build benchmarks" "$S/guest.sh" benches "$b"
+	L=$(bdir "$b")/logs
+
+	run_step "$L/apply.log" "$b$VARIANT: quilt push -a" "$S/kernel.sh" apply "$b" &&
+	run_step "$L/config.log" "$b$VARIANT: config" "$S/kernel.sh" config "$b" &&
+	run_step "$L/build.log" "$b$VARIANT: bzImage" "$S/kernel.sh" build "$b" &&
+	run_step "$L/headers.log" "$b$VARIANT: headers_install" "$S/kernel.sh" headers "$b" &&
+	run_step "$L/selftests.log" "$b$VARIANT: build selftests" "$S/guest.sh" selftests "$b" &&
+	run_step "$L/benches.log" "$b$VARIANT: build benchmarks" "$S/guest.sh" benches "$b"
 }

@@ -30,32 +30,33 @@ STEP_BASE=6.12 run_step "$BUILD/6.12/logs/source.log" "6.12: source" \
 	"$S/kernel.sh" source 6.12 || exit 1
 
 pipeline() {
-	local b=$1 st
+	local b=$1 st d
 
-	STEP_BASE=$b
-	rm -rf "$BUILD/$b/run-selftests"
+	d=$(bdir "$b")
+	STEP_BASE=$b$VARIANT
+	rm -rf "$d/run-selftests"
 	state[$b]=FAIL
 	base_source "$b"
 	case $? in
 	0) ;;
 	3) state[$b]=SKIPPED
-	   reason[$b]=$(cat "$BUILD/$b/skip-reason")
+	   reason[$b]=$(cat "$d/skip-reason")
 	   return 0 ;;
 	*) return 1 ;;
 	esac
 	build_base "$b" &&
-	run_step "$BUILD/$b/logs/initramfs.log" "$b: initramfs" "$S/guest.sh" initramfs "$b" || return 1
-	run_step "$BUILD/$b/logs/boot.log" "$b: boot + selftests in QEMU" "$S/guest.sh" boot "$b" selftests
+	run_step "$d/logs/initramfs.log" "$b$VARIANT: initramfs" "$S/guest.sh" initramfs "$b" || return 1
+	run_step "$d/logs/boot.log" "$b$VARIANT: boot + selftests in QEMU" "$S/guest.sh" boot "$b" selftests
 	st=$?
 	[ $st = 0 ] && state[$b]=pass
-	if [ $st != 0 ] && [ -f "$BUILD/$b/run-selftests/summary" ]; then
-		sed -n '/^FAIL/,$p;/^console shows/,$p' "$BUILD/$b/logs/boot.log" | head -n 100
+	if [ $st != 0 ] && [ -f "$d/run-selftests/summary" ]; then
+		sed -n '/^FAIL/,$p;/^console shows/,$p' "$d/logs/boot.log" | head -n 100
 	fi
 	return 0
 }
 
 for b in $BASES; do
-	mkdir -p "$BUILD/$b/logs"
+	mkdir -p "$(bdir "$b")/logs"
 	pipeline "$b"
 done
 
@@ -64,9 +65,13 @@ for b in $BASES; do
 	[ "${state[$b]}" = SKIPPED ] || checked="$checked $b"
 done
 check_rc=0
-msg "check-patches on:$checked"
-STEP_BASE=all run_step "$BUILD/logs/check-patches.log" "check-patches" \
-	"$S/check-patches.sh" $checked || check_rc=1
+if [ "$DEBUG" = 1 ]; then
+	msg "check-patches: not run with DEBUG=1 (the series is the same; make check-patches)"
+else
+	msg "check-patches on:$checked"
+	STEP_BASE=all run_step "$BUILD/logs/check-patches.log" "check-patches" \
+		"$S/check-patches.sh" $checked || check_rc=1
+fi
 
 # --- summary -------------------------------------------------------------
 
@@ -75,13 +80,13 @@ echo
 echo "==================== make test summary ===================="
 printf '%-6s %-8s %-24s %-6s %6s %6s %7s  %s\n' base result "uname -r" accel passed failed skipped source
 for b in $BASES; do
-	sum=$BUILD/$b/run-selftests/summary
+	sum=$(bdir "$b")/run-selftests/summary
 	if [ "${state[$b]}" = SKIPPED ]; then
 		printf '%-6s %-8s %s\n' "$b" SKIPPED "${reason[$b]}"
 		continue
 	fi
 	if [ ! -f "$sum" ] || [ "${state[$b]}" = FAIL ] && [ ! -f "$sum" ]; then
-		printf '%-6s %-8s %s\n' "$b" FAIL "did not reach the boot stage (see $BUILD/$b/logs)"
+		printf '%-6s %-8s %s\n' "$b" FAIL "did not reach the boot stage (see $(bdir "$b")/logs)"
 		bad=1
 		continue
 	fi
@@ -101,7 +106,7 @@ done
 echo
 echo "wake-mode fairness, 64-bit run (per-waiter counts; jain=1.000 is perfectly even):"
 for b in $BASES; do
-	res=$BUILD/$b/run-selftests/results.log
+	res=$(bdir "$b")/run-selftests/results.log
 	[ -f "$res" ] || continue
 	awk -v b="$b" '/^# selftests: epoll: / { bin = $4 }
 		bin !~ /_32$/ && sub(/^[# ]*spread: /, "") { print "  " b "  " $0 }' "$res"
@@ -110,8 +115,20 @@ echo
 echo "stage timings (seconds):"
 awk '{ printf "  %-6s %-40s %5s\n", $1, $2, $3 }' "$TIMINGS"
 echo
-echo "logs: $BUILD/<base>/logs, guest output: $BUILD/<base>/run-selftests"
-echo "check-patches: $([ $check_rc = 0 ] && echo pass || echo FAIL) ($BUILD/logs/check-patches.log)"
+if [ "$DEBUG" = 1 ]; then
+	echo "debug kernels (kernel-config/debug*.config):"
+	for b in $BASES; do
+		sum=$(bdir "$b")/run-selftests/summary
+		[ -f "$sum" ] || continue
+		echo "  $b: kmemleak unreferenced objects=$(sed -n 's/^kmemleak=//p' "$sum"), lockdep armed (debug_locks)=$(sed -n 's/^debug_locks=//p' "$sum"), console splats=$(sed -n 's/^splats=//p' "$sum")"
+	done
+fi
+echo "logs: $BUILD/<base>$VARIANT/logs, guest output: $BUILD/<base>$VARIANT/run-selftests"
+if [ "$DEBUG" = 1 ]; then
+	echo "check-patches: not run (DEBUG=1)"
+else
+	echo "check-patches: $([ $check_rc = 0 ] && echo pass || echo FAIL) ($BUILD/logs/check-patches.log)"
+fi
 echo "selftests: $tp passed, $tf failed, $ts skipped"
 [ $tf = 0 ] && [ $bad = 0 ] && [ $check_rc = 0 ]
 exit $?

@@ -1908,6 +1908,118 @@ TEST_F_TIMEOUT(args, checked, TEST_TIMEOUT_S)
 	EXPECT_EQ(0, ctl_del(self->ep, self->rd[2]));
 }
 
+/* --- one epoll instance per call ------------------------------------------ */
+
+#define RACE_FDS	64
+#define RACE_ROUNDS	200
+
+/*
+ * The fd number a call names keeps switching between two epoll instances
+ * while the call runs: t1 dup2()s e0 and e1 onto it in a loop.  dup2()
+ * never leaves the number closed, so every call must succeed, apply its
+ * whole batch to one instance and wait on that same instance.  A kernel
+ * that looks the fd up again per command, or for the wait, splits the
+ * batch (some items in e0, the rest in e1) or waits on the other
+ * instance (fewer than RACE_FDS events).
+ *
+ *        t0 (mw fd [ADD s0 .. s63] + wait {0, 0})     t1 dup2(e0, fd),
+ *         |                                              dup2(e1, fd), ...
+ *         fd ----> e0 or e1, whichever it was at entry
+ *                 / | \ (lt)
+ *              s0* ... s63*    (all readable)
+ */
+FIXTURE(race) {
+	int ep[2];
+	int fd;
+	int rd[RACE_FDS], wr[RACE_FDS];
+	pthread_t switcher;
+	bool started;
+	volatile bool stop;
+};
+
+static void *switch_fn(void *arg)
+{
+	FIXTURE_DATA(race) *self = arg;
+	unsigned int i = 0;
+
+	while (!self->stop)
+		if (dup2(self->ep[i++ & 1], self->fd) < 0)
+			break;
+	return NULL;
+}
+
+FIXTURE_SETUP(race)
+{
+	int i;
+
+	self->ep[0] = epoll_create1(EPOLL_CLOEXEC);
+	self->ep[1] = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_GE(self->ep[0], 0);
+	ASSERT_GE(self->ep[1], 0);
+	self->fd = dup(self->ep[0]);
+	ASSERT_GE(self->fd, 0);
+	for (i = 0; i < RACE_FDS; i++) {
+		ASSERT_EQ(0, open_pipe(&self->rd[i], &self->wr[i]));
+		ASSERT_EQ(1, write(self->wr[i], "x", 1));
+	}
+}
+
+FIXTURE_TEARDOWN(race)
+{
+	int i;
+
+	self->stop = true;
+	if (self->started)
+		pthread_join(self->switcher, NULL);
+	close_fd(&self->fd);
+	close_fd(&self->ep[0]);
+	close_fd(&self->ep[1]);
+	for (i = 0; i < RACE_FDS; i++) {
+		close_fd(&self->rd[i]);
+		close_fd(&self->wr[i]);
+	}
+}
+
+/* Remove every item from instance @ep; returns how many there were. */
+static int race_drain(FIXTURE_DATA(race) *self, int ep)
+{
+	int i, n = 0;
+
+	for (i = 0; i < RACE_FDS; i++)
+		n += !ctl_del(ep, self->rd[i]);
+	return n;
+}
+
+TEST_F_TIMEOUT(race, epfd_switched_during_call, TEST_TIMEOUT_S)
+{
+	struct epoll_mod_cmd cmds[RACE_FDS];
+	struct epoll_event ev[RACE_FDS];
+	struct epoll_wait_spec spec;
+	int round, i, ret, n0, n1, split = 0, short_wait = 0;
+
+	ASSERT_EQ(0, pthread_create(&self->switcher, NULL, switch_fn, self));
+	self->started = true;
+	for (round = 0; round < RACE_ROUNDS; round++) {
+		for (i = 0; i < RACE_FDS; i++)
+			set_cmd(&cmds[i], EPOLL_CTL_ADD, self->rd[i], EPOLLIN,
+				DATA(i));
+		set_spec(&spec, ev, RACE_FDS, CLOCK_MONOTONIC, 0, 0);
+		ret = mw(self->fd, 0, RACE_FDS, cmds, &spec);
+		ASSERT_LE(0, ret) TH_LOG("round %d: %s", round, strerror(-ret));
+		for (i = 0; i < RACE_FDS; i++)
+			ASSERT_EQ(0, cmds[i].error) TH_LOG("round %d, command %d", round, i);
+		short_wait += ret != RACE_FDS;
+		n0 = race_drain(self, self->ep[0]);
+		n1 = race_drain(self, self->ep[1]);
+		ASSERT_EQ(RACE_FDS, n0 + n1);
+		split += n0 && n1;
+	}
+	EXPECT_EQ(0, split) TH_LOG("%d of %d batches were split across two instances",
+				   split, RACE_ROUNDS);
+	EXPECT_EQ(0, short_wait) TH_LOG("%d of %d waits did not see their own batch",
+					short_wait, RACE_ROUNDS);
+}
+
 int main(int argc, char **argv)
 {
 	mw_probe_or_skip(argc, argv);

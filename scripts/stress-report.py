@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""stress-report.py RESULTS_DIR BASE...: the make stress summary table.
+
+Reads RESULTS_DIR/<base>/stress.txt (written by scripts/stress.sh) and
+prints Markdown: per bad-input class, what the man pages document and how
+many calls carried it on each base (64-bit and 32-bit runs summed), then
+the totals: calls, events and tokens checked, violations, and the splats
+the host found on the debug kernel's console.
+"""
+import re
+import sys
+
+# class -> (call, documented result).  "exact" means the fuzzer checks the
+# errno itself, not only that it is one the man page allows.
+CLASSES = [
+    ("epoll_ctl.fd_or_epfd_not_open", "epoll_ctl", "EBADF"),
+    ("epoll_ctl.fd_is_epfd", "epoll_ctl", "EINVAL"),
+    ("epoll_ctl.op_invalid", "epoll_ctl", "EINVAL (EFAULT/EBADF/EPERM first)"),
+    ("epoll_ctl.event_ptr_bad", "epoll_ctl",
+     "EFAULT (NULL, unmapped, straddling, kernel address)"),
+    ("epoll_ctl.exclusive_rr_misuse", "epoll_ctl",
+     "EINVAL (RR alone, MOD, epoll target, other bits)"),
+    ("epoll_ctl.events_random_32bit", "epoll_ctl",
+     "success or EINVAL; never reported back"),
+    ("epoll_mod_wait.epfd_not_open", "epoll_mod_wait", "EBADF, nothing run"),
+    ("epoll_mod_wait.flags_nonzero", "epoll_mod_wait", "EINVAL, nothing run (exact)"),
+    ("epoll_mod_wait.ncmds_negative", "epoll_mod_wait", "EINVAL, nothing run (exact)"),
+    ("epoll_mod_wait.ncmds_over_max_or_wrapping", "epoll_mod_wait",
+     "EINVAL, nothing run (exact)"),
+    ("epoll_mod_wait.ncmds_0_with_cmds", "epoll_mod_wait", "EINVAL (exact)"),
+    ("epoll_mod_wait.ncmds_exactly_max", "epoll_mod_wait", "accepted (1024 commands)"),
+    ("epoll_mod_wait.cmds_ptr_bad", "epoll_mod_wait",
+     "EFAULT, nothing run (exact; includes read-only and half-mapped)"),
+    ("epoll_mod_wait.cmd_flags_nonzero", "epoll_mod_wait",
+     "EINVAL in that command's error; batch stops"),
+    ("epoll_mod_wait.cmd_op_invalid", "epoll_mod_wait",
+     "EINVAL in that command's error; batch stops"),
+    ("epoll_mod_wait.spec_ptr_bad", "epoll_mod_wait", "EFAULT, nothing run"),
+    ("epoll_mod_wait.maxevents_bad", "epoll_mod_wait", "EINVAL, nothing run"),
+    ("epoll_mod_wait.events_ptr_bad", "epoll_mod_wait",
+     "EFAULT (before the batch; after it if a later slot faults)"),
+    ("epoll_mod_wait.clockid_bad", "epoll_mod_wait", "EINVAL, nothing run; never accepted"),
+    ("epoll_mod_wait.timeout_bad", "epoll_mod_wait", "EINVAL, nothing run; never accepted"),
+    ("epoll_mod_wait.sigmask_ptr_bad", "epoll_mod_wait", "EFAULT, nothing run"),
+    ("epoll_mod_wait.sigsetsize_bad", "epoll_mod_wait", "EINVAL, nothing run"),
+    ("epoll_mod_wait.sigmask_random", "epoll_mod_wait",
+     "accepted; EINTR when it lets a pending signal in"),
+    ("epoll_mod_wait.eintr", "epoll_mod_wait", "(EINTR returns seen)"),
+    ("signals_sent", "tgkill", "(SIGUSR1 sent to the fuzzing threads)"),
+]
+
+
+def parse(path):
+    text = open(path, encoding="utf-8", errors="replace").read()
+    d = {"class": {}, "fuzz": [], "stress": [], "summary": {}}
+    for m in re.finditer(r"fuzz-class: (\S+) calls=(\d+)", text):
+        d["class"][m.group(1)] = d["class"].get(m.group(1), 0) + int(m.group(2))
+    for m in re.finditer(r"^[# ]*(fuzz: seed=.*)$", text, re.M):
+        d["fuzz"].append(dict(re.findall(r"(\w+)=(\S+)", m.group(1))))
+    for m in re.finditer(r"^[# ]*(stress: seed=.*)$", text, re.M):
+        d["stress"].append(dict(re.findall(r"(\w+)=(\S+)", m.group(1))))
+    for m in re.finditer(r"^# (\w+)=(.*)$", text, re.M):
+        d["summary"][m.group(1)] = m.group(2)
+    d["result"] = (re.search(r"^# result: (\S+)", text, re.M) or [None, "?"])[1]
+    return d
+
+
+def total(runs, key):
+    return sum(int(r.get(key, 0)) for r in runs)
+
+
+def main():
+    results, bases = sys.argv[1], sys.argv[2:]
+    data = {}
+    for b in bases:
+        try:
+            data[b] = parse(f"{results}/{b}/stress.txt")
+        except OSError:
+            pass
+    if not data:
+        print("no stress results")
+        return 0
+    cols = list(data)
+    print("| bad-input class | call | documented result | "
+          + " | ".join(f"calls on {b}" for b in cols) + " |")
+    print("| --- | --- | --- | " + " | ".join("---:" for _ in cols) + " |")
+    for name, call, doc in CLASSES:
+        cells = [f"{data[b]['class'].get(name, 0):,}" for b in cols]
+        print(f"| `{name.split('.', 1)[-1]}` | {call} | {doc} | " + " | ".join(cells) + " |")
+    print()
+    print("| totals | " + " | ".join(cols) + " |")
+    print("| --- | " + " | ".join("---:" for _ in cols) + " |")
+    rows = [
+        ("fuzzer calls (epoll_ctl + epoll_mod_wait + epoll_wait)",
+         lambda d: total(d["fuzz"], "calls")),
+        ("  of them successful", lambda d: total(d["fuzz"], "ok")),
+        ("batched commands run", lambda d: total(d["fuzz"], "cmds_run")),
+        ("returned events checked (fuzzer)", lambda d: total(d["fuzz"], "events")),
+        ("fuzzer violations", lambda d: total(d["fuzz"], "violations")),
+        ("race stress: tokens written and each seen once",
+         lambda d: total(d["stress"], "tokens")),
+        ("race stress: eventfd counts balanced", lambda d: total(d["stress"], "eventfd")),
+        ("race stress: channels closed under waiters", lambda d: total(d["stress"], "closes")),
+        ("race stress: ADD / DEL", lambda d: f"{total(d['stress'], 'adds'):,} / {total(d['stress'], 'dels'):,}"),
+        ("race stress: wakeups / events", lambda d: f"{total(d['stress'], 'wakeups'):,} / {total(d['stress'], 'events'):,}"),
+        ("kmemleak unreferenced objects", lambda d: d["summary"].get("kmemleak", "?")),
+        ("lockdep still armed (debug_locks)", lambda d: d["summary"].get("debug_locks", "?")),
+        ("console splats", lambda d: d["summary"].get("splats", "?")),
+        ("guest seconds", lambda d: d["summary"].get("seconds", "?")),
+        ("result", lambda d: d["result"]),
+    ]
+    for label, fn in rows:
+        vals = []
+        for b in cols:
+            v = fn(data[b])
+            vals.append(f"{v:,}" if isinstance(v, int) else str(v))
+        print(f"| {label} | " + " | ".join(vals) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
