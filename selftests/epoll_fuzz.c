@@ -21,6 +21,19 @@
  * A signal thread sends SIGUSR1 to random workers; they keep it blocked,
  * so it only lands when a random wait mask unblocks it (EINTR).
  *
+ * Topology (style of filesystems/epoll/epoll_wakeup_test.c; any arrow
+ * may name a closed or reused fd at any time):
+ *
+ *      t0   t1   t2   t3        (ctl) (mw) (ew) read/write, recycle
+ *        \   |    |   /
+ *   e0 e1 e2 e3 e4 e5           pool[0..5]: always epoll fds
+ *     \  |  ...  |  /   \       any pool fd may be ADDed to any eN,
+ *   s6 s7 ........ s23   eN     epoll fds too (nesting, ELOOP)
+ *                               pool[6..23]: (p)ipe end, (e)ventfd,
+ *                               (E)poll, (u)nix dgram, (l)isten TCP,
+ *                               /dev/null (no poll: EPERM)
+ *      main: tgkill(SIGUSR1) -> t0..t3, every 2 ms
+ *
  * Pointers come from a fixed set of classes: valid, NULL, unmapped,
  * read-only, straddling the end of a mapping, misaligned and kernel
  * addresses.  Counts include 0, 1, limits, limit + 1, negative values,
@@ -311,7 +324,7 @@ static uint32_t pick_events(struct rng *r)
 
 	if (chance(r, 5))
 		return (uint32_t)rnd(r);
-	for (i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(bits); i++)
 		if (chance(r, i < 2 ? 50 : 20))
 			ev |= bits[i];
 	/* favour the combinations that are valid, so that items exist */
@@ -371,7 +384,7 @@ static int pick_clock(struct rng *r)
 
 	if (chance(r, 80))
 		return clocks[below(r, 3)];
-	return clocks[below(r, sizeof(clocks) / sizeof(clocks[0]))];
+	return clocks[below(r, ARRAY_SIZE(clocks))];
 }
 
 static bool clock_valid(int clk)
@@ -394,7 +407,7 @@ static void pick_timeout(struct rng *r, struct epoll_mod_timespec *ts)
 		ts->tv_nsec = chance(r, 30) ? 0 : below(r, 1000000);
 		return;
 	}
-	i = below(r, sizeof(bad) / sizeof(bad[0]));
+	i = below(r, ARRAY_SIZE(bad));
 	ts->tv_sec = bad[i][0];
 	ts->tv_nsec = bad[i][1];
 }
@@ -634,6 +647,8 @@ static void fill_cmds(struct worker *w, struct epoll_mod_cmd *c, int n)
 	}
 }
 
+static const size_t bad_sigsetsize[] = { 0, 4, 16, 128, (size_t)-1 };
+
 static void fill_spec(struct worker *w, struct mw_call *m)
 {
 	struct rng *r = &w->rng;
@@ -660,27 +675,26 @@ static void fill_spec(struct worker *w, struct mw_call *m)
 		if (m->mask_class == P_VALID)
 			s->sigmask = mask;
 		if (chance(r, 10))
-			s->sigsetsize = (size_t[]){ 0, 4, 16, 128,
-						    (size_t)-1 }[below(r, 5)];
+			s->sigsetsize = bad_sigsetsize[below(r, ARRAY_SIZE(bad_sigsetsize))];
 	}
 }
 
 /*
  * Errors that do not depend on the pool, in the documented check order:
- * flags, then ncmds and cmds.  Returns the errno the call must fail
- * with, or 0 when the outcome depends on the fds.
+ * flags, then ncmds and cmds.  Returns -errno for the error the call
+ * must fail with, or 0 when the outcome depends on the fds.
  */
 static int mw_expected(const struct mw_call *m)
 {
 	if (m->flags)
-		return EINVAL;
+		return -EINVAL;
 	if (m->ncmds < 0 || m->ncmds > EPOLL_MOD_MAX_CMDS)
-		return EINVAL;
+		return -EINVAL;
 	if (m->ncmds == 0)
-		return m->cmds ? EINVAL : 0;
+		return m->cmds ? -EINVAL : 0;
 	if (class_faults(m->cmds_class) || m->cmds_class == P_READONLY ||
 	    m->cmds_class == P_STRADDLE)
-		return EFAULT;
+		return -EFAULT;
 	return 0;
 }
 
@@ -823,11 +837,11 @@ static void fuzz_modwait(struct worker *w)
 		return;
 	}
 	want = mw_expected(&m);
-	if (want && !(ret == -1 && err == want)) {
+	if (want && !(ret == -1 && err == -want)) {
 		violation(w, V_EXACT, "epoll_mod_wait(flags %#x, ncmds %d, cmds %s%s) = %d errno %d, want %s",
 			  m.flags, m.ncmds, ptr_name[m.cmds_class],
 			  m.cmds ? "" : " (NULL)", ret, ret < 0 ? err : 0,
-			  want == EINVAL ? "EINVAL" : "EFAULT");
+			  want == -EINVAL ? "EINVAL" : "EFAULT");
 		return;
 	}
 	if (!want && ret >= 0 && m.spec_used &&
@@ -1058,11 +1072,21 @@ int main(int argc, char **argv)
 	seed = (uint64_t)time(NULL) * 1000003ULL ^ (uint64_t)getpid();
 	while ((opt = getopt(argc, argv, "s:d:n:t:v")) != -1) {
 		switch (opt) {
-		case 's': seed = strtoull(optarg, NULL, 0); break;
-		case 'd': secs = atof(optarg); break;
-		case 'n': budget = strtoul(optarg, NULL, 0); break;
-		case 't': nthreads = atoi(optarg); break;
-		case 'v': verbose = true; break;
+		case 's':
+			seed = strtoull(optarg, NULL, 0);
+			break;
+		case 'd':
+			secs = atof(optarg);
+			break;
+		case 'n':
+			budget = strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			nthreads = atoi(optarg);
+			break;
+		case 'v':
+			verbose = true;
+			break;
 		default:
 			fprintf(stderr, "usage: %s [-s seed] [-d secs] [-n calls] [-t threads] [-v]\n",
 				argv[0]);

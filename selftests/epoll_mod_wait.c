@@ -1934,7 +1934,7 @@ FIXTURE(race) {
 	int rd[RACE_FDS], wr[RACE_FDS];
 	pthread_t switcher;
 	bool started;
-	volatile bool stop;
+	bool stop;		/* __atomic: read by the switcher */
 };
 
 static void *switch_fn(void *arg)
@@ -1942,7 +1942,7 @@ static void *switch_fn(void *arg)
 	FIXTURE_DATA(race) *self = arg;
 	unsigned int i = 0;
 
-	while (!self->stop)
+	while (!__atomic_load_n(&self->stop, __ATOMIC_RELAXED))
 		if (dup2(self->ep[i++ & 1], self->fd) < 0)
 			break;
 	return NULL;
@@ -1968,7 +1968,7 @@ FIXTURE_TEARDOWN(race)
 {
 	int i;
 
-	self->stop = true;
+	__atomic_store_n(&self->stop, true, __ATOMIC_RELAXED);
 	if (self->started)
 		pthread_join(self->switcher, NULL);
 	close_fd(&self->fd);
