@@ -140,13 +140,17 @@ enum fd_kind {
 
 /*
  * Each slot holds an fd and, for pipes and socket pairs, the other end.
- * A recycle swaps -1 in first, so at most one thread closes an entry;
- * other threads may still hold the old number, which is the point.
+ * Only one thread recycles a slot at a time (@busy), so every fd the
+ * fuzzer opens is closed exactly once; other threads may still hold the
+ * old number while it is closed and reused, which is the point.
  */
 struct slot {
 	atomic_int fd;
 	atomic_int peer;
+	atomic_bool busy;
 };
+
+static atomic_ulong open_failures;
 
 static struct slot pool[POOL_SIZE];
 
@@ -192,17 +196,22 @@ static int open_kind(enum fd_kind kind, int *peer)
 
 static void recycle(struct rng *r, unsigned int i)
 {
-	int old = atomic_exchange(&pool[i].fd, -1);
-	int old_peer = atomic_exchange(&pool[i].peer, -1);
-	int fd, peer;
+	int old, old_peer, fd, peer;
 
+	if (atomic_exchange(&pool[i].busy, true))
+		return;		/* another thread is recycling it */
+	old = atomic_exchange(&pool[i].fd, -1);
+	old_peer = atomic_exchange(&pool[i].peer, -1);
 	if (old >= 0)
 		close(old);
 	if (old_peer >= 0)
 		close(old_peer);
 	fd = open_kind(i < POOL_EPOLLS ? K_EPOLL : below(r, NR_KINDS), &peer);
+	if (fd < 0)
+		atomic_fetch_add(&open_failures, 1);
 	atomic_store(&pool[i].peer, peer);
 	atomic_store(&pool[i].fd, fd);
+	atomic_store(&pool[i].busy, false);
 }
 
 /* Any fd a call may name: a pool entry, a peer, or a bad number. */
@@ -990,6 +999,7 @@ static int setup(unsigned int nthreads)
 
 		atomic_init(&pool[i].fd, -1);
 		atomic_init(&pool[i].peer, -1);
+		atomic_init(&pool[i].busy, false);
 		recycle(&r, i);
 	}
 	return 0;
@@ -1025,11 +1035,12 @@ static void print_summary(unsigned int nthreads, double secs)
 			       workers[i].calls[C_RECYCLE]);
 	}
 	len = snprintf(line, sizeof(line),
-		       "fuzz: seed=%llu threads=%u secs=%.1f calls=%lu ctl=%lu modwait=%lu wait=%lu io=%lu recycle=%lu ok=%lu cmds_run=%lu events=%lu violations=%lu errno:",
+		       "fuzz: seed=%llu threads=%u secs=%.1f calls=%lu ctl=%lu modwait=%lu wait=%lu io=%lu recycle=%lu open_failures=%lu ok=%lu cmds_run=%lu events=%lu violations=%lu errno:",
 		       (unsigned long long)seed, nthreads, secs,
 		       calls[C_CTL] + calls[C_MODWAIT] + calls[C_WAIT],
 		       calls[C_CTL], calls[C_MODWAIT], calls[C_WAIT],
-		       calls[C_IO], calls[C_RECYCLE], ok, cmds, evs,
+		       calls[C_IO], calls[C_RECYCLE],
+		       atomic_load(&open_failures), ok, cmds, evs,
 		       atomic_load(&violations));
 	for (e = 1; e < 64 && len < (int)sizeof(line) - 32; e++)
 		if (errs[e])
@@ -1100,7 +1111,7 @@ int main(int argc, char **argv)
 	why = probe();
 	if (why)
 		ksft_exit_skip("%s\n", why);
-	ksft_set_plan(5);
+	ksft_set_plan(6);
 	ksft_print_msg("seed %llu (replay: %s -s %llu -d %.0f -t %u)\n",
 		       (unsigned long long)seed, argv[0],
 		       (unsigned long long)seed, secs, nthreads);
@@ -1156,5 +1167,8 @@ int main(int argc, char **argv)
 			 "fuzz.reported_events_valid\n");
 	ksft_test_result(workers[0].calls[C_MODWAIT] > 0 && workers[0].calls[C_CTL] > 0,
 			 "fuzz.made_calls\n");
+	/* the fuzzer's own fds: a leak would starve the pool (EMFILE) */
+	ksft_test_result(atomic_load(&open_failures) == 0,
+			 "fuzz.pool_reopened_every_fd\n");
 	ksft_finished();
 }
