@@ -120,7 +120,7 @@ if [ "$DEBUG" = 1 ]; then
 	for b in $BASES; do
 		sum=$(bdir "$b")/run-selftests/summary
 		[ -f "$sum" ] || continue
-		echo "  $b: kmemleak unreferenced objects=$(sed -n 's/^kmemleak=//p' "$sum"), lockdep armed (debug_locks)=$(sed -n 's/^debug_locks=//p' "$sum"), console splats=$(sed -n 's/^splats=//p' "$sum")"
+		echo "  $b: kmemleak objects leaked by the job=$(sed -n 's/^kmemleak=//p' "$sum") (older, boot's: $(sed -n 's/^kmemleak_boot=//p' "$sum")), lockdep armed (debug_locks)=$(sed -n 's/^debug_locks=//p' "$sum"), console splats=$(sed -n 's/^splats=//p' "$sum")"
 	done
 fi
 echo "logs: $BUILD/<base>$VARIANT/logs, guest output: $BUILD/<base>$VARIANT/run-selftests"
