@@ -260,9 +260,10 @@ do_config() {
 	frags=$(fragments)
 	mkdir -p "$work" "$OBJ"
 	kmake "$work" tinyconfig || exit 1
+	# merge_config.sh keeps a temporary file in its working directory
 	# shellcheck disable=SC2086
-	"$SRC"/scripts/kconfig/merge_config.sh -m -O "$work" "$work/.config" \
-		$frags || exit 1
+	(cd "$work" && "$SRC"/scripts/kconfig/merge_config.sh -m -O "$work" \
+		"$work/.config" $frags) || exit 1
 	kmake "$work" olddefconfig || exit 1
 	# shellcheck disable=SC2086
 	check_fragments "$work/.config" $frags || exit 1
