@@ -4,7 +4,9 @@
 
 Reads RESULTS_DIR/<base>/stress.txt (written by scripts/stress.sh) and
 prints Markdown: per bad-input class, what the man pages document and how
-many calls carried it on each base (64-bit and 32-bit runs summed), then
+many calls carried it on each base (64-bit and 32-bit runs summed; the
+two per-command classes count commands, most of them in batches that
+stopped earlier), then
 the totals: calls, events and tokens checked, violations, and the splats
 the host found on the debug kernel's console.
 """
@@ -33,9 +35,9 @@ CLASSES = [
     ("epoll_mod_wait.cmds_ptr_bad", "epoll_mod_wait",
      "EFAULT, nothing run (exact; includes read-only and half-mapped)"),
     ("epoll_mod_wait.cmd_flags_nonzero", "epoll_mod_wait",
-     "EINVAL in that command's error; batch stops"),
+     "EINVAL in that command's error; batch stops (counted per command)"),
     ("epoll_mod_wait.cmd_op_invalid", "epoll_mod_wait",
-     "EINVAL in that command's error; batch stops"),
+     "EINVAL in that command's error; batch stops (counted per command)"),
     ("epoll_mod_wait.spec_ptr_bad", "epoll_mod_wait", "EFAULT, nothing run"),
     ("epoll_mod_wait.maxevents_bad", "epoll_mod_wait", "EINVAL, nothing run"),
     ("epoll_mod_wait.events_ptr_bad", "epoll_mod_wait",
