@@ -132,19 +132,31 @@ quilt_tree() {
 	rm -rf "$tmp"
 }
 
+# bisect_builds BASE: build a bzImage at every prefix of the series (the
+# commits git_am_tree made), in one object directory so that each step
+# rebuilds only what the patch touched.  The toolchain build fixes only
+# work as a set (gcc 12 needs all of them), so the first prefix built is
+# the one that ends with the last build fix; every later one is checked.
 bisect_builds() {
 	local b=$1 n=0 p obj=$BUILD/$1/bisect-obj repo=$BUILD/$1/check/git
+	local kinds log=$BUILD/$1/logs/bisect.log
 
+	mapfile -t kinds < <(series_sections "$TOP/patches/$b/series" | cut -d' ' -f1)
 	cd "$repo" || return 1
 	for p in $(git rev-list --reverse HEAD --max-count=100 | tail -n +2); do
 		n=$((n + 1))
+		if [ "${kinds[n - 1]}" = build-fix ] && [ "${kinds[n]}" = build-fix ]; then
+			echo "  prefix $n: $(git log -1 --format=%s "$p") (build fix, checked with the set)"
+			continue
+		fi
 		git checkout -q -f "$p" || return 1
 		mkdir -p "$obj"
-		cp "$BUILD/$b/obj/.config" "$obj/.config"
+		cp "$(bdir "$b")/obj/.config" "$obj/.config"
 		msg "$b: prefix $n builds? $(git log -1 --format=%s)"
-		make -s -C "$repo" O="$obj" ARCH=x86_64 olddefconfig >/dev/null &&
-		make -s -C "$repo" O="$obj" ARCH=x86_64 -j"$JOBS" bzImage >/dev/null 2>&1 ||
-			{ echo "  prefix $n does not build"; return 1; }
+		{ make -s -C "$repo" O="$obj" ARCH=x86_64 olddefconfig &&
+		  make -C "$repo" O="$obj" ARCH=x86_64 -j"$JOBS" bzImage; } >"$log" 2>&1 ||
+			{ echo "  prefix $n does not build (see $log)"; tail -n 15 "$log"; return 1; }
+		echo "  prefix $n builds"
 	done
 }
 
