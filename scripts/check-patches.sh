@@ -63,12 +63,17 @@ waived() {
 	sed -n '/^---$/,/^diff --git/p' "$1" | grep -qE -- "^ +- $2: "
 }
 
+# checkpatch runs in an empty directory of its own: run in a git
+# repository it misreads the patches (spurious TRAILING_WHITESPACE), and it
+# may leave a .checkpatch-camelcase cache in its working directory.
 run_checkpatch() {
 	local p=$1 kind=$2 out last types t rc=0
 
+	mkdir -p "$BUILD/checkpatch"
+
 	case $kind in
-	build-fix) out=$(cd "$BUILD/6.12/src" && "$CHECKPATCH" --no-tree --show-types -q "$p") ;;
-	*)         out=$(cd "$BUILD/6.12/src" && "$CHECKPATCH" --no-tree --strict --show-types -q "$p") ;;
+	build-fix) out=$(cd "$BUILD/checkpatch" && "$CHECKPATCH" --no-tree --show-types -q "$p") ;;
+	*)         out=$(cd "$BUILD/checkpatch" && "$CHECKPATCH" --no-tree --strict --show-types -q "$p") ;;
 	esac
 	last=$(echo "$out" | grep -E '^total: ' || echo "total: 0 errors, 0 warnings, 0 checks (clean)")
 	printf '  checkpatch (%s%s): %s\n' "$kind" \
