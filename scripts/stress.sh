@@ -10,6 +10,8 @@
 # console splat, kmemleak report, disarmed lockdep or missing exit status.
 # Writes results/<base>/stress.txt: the guest output and a summary.
 
+# the debug kernels: lib.sh picks build/<base>-debug from DEBUG
+export DEBUG=1
 . "$(dirname "$0")/lib.sh"
 
 # One compound command: bash reads it all before running it, so editing
@@ -18,8 +20,7 @@
 BASES=${BASES:-"v3.19 6.12"}
 S=$TOP/scripts
 RESULTS=${RESULTS:-$TOP/results}
-export DEBUG=1 STRESS_SECS=${STRESS_SECS:-600}
-. "$S/lib.sh"
+export STRESS_SECS=${STRESS_SECS:-600}
 rm -f "$TIMINGS"
 mkdir -p "$BUILD"
 # the run itself plus boot, scans and a margin for a slow debug kernel
