@@ -23,6 +23,15 @@
 #include <sys/epoll.h>
 #include <sys/syscall.h>
 
+/*
+ * The series' epoll_ctl(2) flag, for C libraries whose <sys/epoll.h>
+ * predates it.  Bit 26 on both bases (the RFC's bit 27 is
+ * EPOLL_URING_WAKE since Linux 6.2); valid only with EPOLLEXCLUSIVE.
+ */
+#ifndef EPOLLROUNDROBIN
+#define EPOLLROUNDROBIN (1U << 26)
+#endif
+
 #ifndef __NR_epoll_mod_wait
 #error "<asm/unistd.h> has no __NR_epoll_mod_wait: use the patched kernel's headers"
 #endif
