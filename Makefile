@@ -13,10 +13,12 @@
 SHELL := /bin/bash
 export BASES KSRC KSRC_612 ACCEL JOBS DEBUG STRESS_SECS
 
-.PHONY: test bench stress check-patches clean distclean
+.PHONY: test bench stress check-patches clean distclean mutants
 
+# BASES_ORIGIN tells test.sh whether BASES was narrowed on purpose (on
+# this command line) or inherited from the environment.
 test:
-	@scripts/test.sh
+	@BASES_ORIGIN="$(origin BASES)" scripts/test.sh
 
 bench:
 	@scripts/bench.sh
@@ -28,6 +30,12 @@ stress:
 # make test.  CHECK_BISECT=1 also builds every prefix of each series (slow).
 check-patches:
 	@scripts/check-patches.sh $(BASES)
+
+# Mutation testing of the selftests: selftests/mutants/<base>/*.patch, each
+# applied, built, booted and reversed in turn (build/mutants); writes
+# results/mutants.md.  MUTANTS="glob ..." selects mutants (e.g. "05-*").
+mutants:
+	@MUTANTS="$(MUTANTS)" scripts/mutants.sh
 
 # Drops build trees; keeps the download cache and ccache.
 clean:

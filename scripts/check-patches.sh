@@ -29,10 +29,14 @@ mkdir -p "$BUILD/6.12/logs"
 	die "no 6.12 source (for checkpatch.pl): see $BUILD/6.12/logs/source.log"
 
 # section FILE SERIES: the banner section a series entry belongs to
-# (build-fix, feature or local).
+# (build-fix, backport, feature, tests or local).  A backport is a mainline fix
+# carried for an old base: checked like a build fix (its "commit <sha>
+# upstream." line is what stable backports carry, and checkpatch flags it).
 series_sections() {
 	awk '/^# *Build fixes/ { s = "build-fix" }
+	     /^# *Mainline fix/ { s = "backport" }
 	     /^# *Feature/ { s = "feature" }
+	     /^# *Tests only/ { s = "tests" }
 	     /^# *Local/ { s = "local" }
 	     /^[^#[:space:]]/ { print s, $1 }' "$1"
 }
@@ -72,12 +76,12 @@ run_checkpatch() {
 	mkdir -p "$BUILD/checkpatch"
 
 	case $kind in
-	build-fix) out=$(cd "$BUILD/checkpatch" && "$CHECKPATCH" --no-tree --show-types -q "$p") ;;
+	build-fix|backport) out=$(cd "$BUILD/checkpatch" && "$CHECKPATCH" --no-tree --show-types -q "$p") ;;
 	*)         out=$(cd "$BUILD/checkpatch" && "$CHECKPATCH" --no-tree --strict --show-types -q "$p") ;;
 	esac
 	last=$(echo "$out" | grep -E '^total: ' || echo "total: 0 errors, 0 warnings, 0 checks (clean)")
 	printf '  checkpatch (%s%s): %s\n' "$kind" \
-		"$([ "$kind" = build-fix ] || echo ', --strict')" "${last#total: }"
+		"$(case $kind in build-fix|backport) ;; *) echo ', --strict' ;; esac)" "${last#total: }"
 	if [ "$kind" = feature ] && ! echo "$last" | grep -q ' 0 errors, 0 warnings'; then
 		echo "$out" | sed 's/^/    /'
 		return 1

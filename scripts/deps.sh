@@ -10,10 +10,19 @@
 # this file during a run cannot change that run.
 {
 
-# package:command-or-file it provides
+# package:command-or-file it provides.  Everything a step calls, on a
+# minbase Debian 12 (debootstrap --variant=minbase), where only git and make
+# were installed by hand; 6.12's Documentation/process/changes.rst lists
+# what its build needs (rsync for headers_install, kmod, bc, ...).
 NEED_TEST="
 build-essential:gcc
 make:make
+rsync:rsync
+patch:patch
+kmod:depmod
+ca-certificates:/etc/ssl/certs/ca-certificates.crt
+procps:ps
+python3:python3
 bc:bc
 bison:bison
 flex:flex

@@ -18,11 +18,18 @@
  *    (pipe end, eventfd, epoll fd, unix socket, TCP listener, /dev/null)
  *    while other threads may be using the old number.
  *
+ * A third of the epoll_ctl() and epoll_mod_wait() calls go instead to
+ * the thread's own fds: two epoll instances, a pipe, an eventfd and
+ * /dev/null that no other thread ever names and that stay open for the
+ * whole run.  The thread keeps a model of what each own instance holds
+ * (nothing, a plain item or an exclusive one), so every such call has
+ * one exact expected result, success included.
+ *
  * A signal thread sends SIGUSR1 to random workers; they keep it blocked,
  * so it only lands when a random wait mask unblocks it (EINTR).
  *
  * Topology (style of filesystems/epoll/epoll_wakeup_test.c; any arrow
- * may name a closed or reused fd at any time):
+ * into the pool may name a closed or reused fd at any time):
  *
  *      t0   t1   t2   t3        (ctl) (mw) (ew) read/write, recycle
  *        \   |    |   /
@@ -32,6 +39,9 @@
  *                               pool[6..23]: (p)ipe end, (e)ventfd,
  *                               (E)poll, (u)nix dgram, (l)isten TCP,
  *                               /dev/null (no poll: EPERM)
+ *   tN: own E1 <-> own E2       per thread, named by tN only:
+ *        \    /                 pipe ends, eventfd, the other own
+ *   p0 p1 ev null               instance, /dev/null
  *      main: tgkill(SIGUSR1) -> t0..t3, every 2 ms
  *
  * Pointers come from a fixed set of classes: valid, NULL, unmapped,
@@ -39,16 +49,46 @@
  * addresses.  Counts include 0, 1, limits, limit + 1, negative values,
  * INT_MAX and values whose byte size wraps.
  *
+ * Stable fds.  Every pool slot has a generation, odd while its recycler
+ * runs: a call records it with the number it reads and compares it
+ * after the call.  Only the slot's recycler closes that number, so an
+ * unchanged even generation means the fd was open, and of the recorded
+ * kind, for the whole call.  Negative numbers and 1000 and up are never
+ * open (the fuzzer never holds more than a few hundred fds), own fds
+ * always are.  An fd that was recycled around the call is "unstable".
+ *
  * What is checked, for every call:
  *  - the return is a success or -1 with an errno from the set the man
  *    page allows for that call (epoll_ctl(2), epoll_mod_wait(2));
- *  - argument errors that do not depend on the racing pool are exact:
- *    flags != 0, a bad ncmds, or an unusable cmds array give EINVAL or
- *    EFAULT as documented, in the documented order;
+ *  - epoll_ctl(), and each command that an epoll_mod_wait() ran, get
+ *    exactly the errno of the first check they fail, in the order both
+ *    series make them, whenever the fds it depends on are stable: a bad
+ *    event pointer (not for DEL) EFAULT; an fd that is not open EBADF;
+ *    a target without poll EPERM; fd == epfd, or an epfd that is not an
+ *    epoll instance, EINVAL; EPOLLROUNDROBIN without EPOLLEXCLUSIVE,
+ *    EPOLLEXCLUSIVE with an op other than ADD, with an epoll target or
+ *    with bits outside EPOLLIN|OUT|ERR|HUP|WAKEUP|ET|EXCLUSIVE|
+ *    ROUNDROBIN, EINVAL; an invalid op EINVAL; a command with flags
+ *    EINVAL.  Past those checks the result depends on the interest list:
+ *    on a pool instance it must be one that the op can give (ADD:
+ *    EEXIST, ELOOP for an epoll target, EINVAL, ENOMEM, ENOSPC; DEL:
+ *    ENOENT; MOD: ENOENT, EINVAL), on an own instance the one the model
+ *    predicts (MOD of an exclusive item EINVAL, EEXIST, ENOENT, ELOOP,
+ *    or success; ENOMEM or ENOSPC is tolerated for an ADD);
+ *  - epoll_mod_wait()'s own checks are exact, in the documented order:
+ *    flags, ncmds and cmds, then epfd (EBADF, EINVAL) when it is stable,
+ *    then the spec (pointer, maxevents, clockid, timeout, events,
+ *    sigsetsize, sigmask); when the epfd is unstable, the error must be
+ *    EBADF, EINVAL or the spec's;
  *  - epoll_mod_wait()'s error fields: a call that fails before running
  *    a command leaves every field as it was; a failed command has
  *    -errno in its field, the commands before it 0 and the ones after it
- *    untouched; a success or a failed wait has 0 in every field;
+ *    untouched; a success or a failed wait has 0 in every field; a batch
+ *    on an own instance that failed (before or in a command) has, at
+ *    random times, the instances probed to show that it applied exactly
+ *    the commands its fields say;
+ *  - epoll_wait() on a number that is never open gives EBADF, on a
+ *    stable fd that is not an epoll instance EINVAL;
  *  - a wait returns at most maxevents events, and no reported event has
  *    a bit other than poll bits (never EPOLLEXCLUSIVE, EPOLLROUNDROBIN,
  *    EPOLLET, EPOLLONESHOT or EPOLLWAKEUP).
@@ -58,9 +98,10 @@
  *
  * Caveats.  The seed fixes every thread's sequence of calls, not how the
  * threads interleave, so a replay (-s SEED) repeats the inputs but not
- * always the race; -t 1 makes a replay exact up to timing.  Valid wait
- * timeouts are at most 1 ms and never "forever", so that the run stays
- * bounded; invalid ones are tried freely.
+ * always the race; -t 1 makes a replay exact up to timing, and with one
+ * thread every fd is stable.  Valid wait timeouts are at most 1 ms and
+ * never "forever", so that the run stays bounded; invalid ones are tried
+ * freely.
  *
  * Options:
  *   -s SEED   seed (default: time and pid); printed in the output
@@ -69,9 +110,13 @@
  *   -t N      worker threads (default 4, at most 16)
  *   -v        print every violation (default: the first 20)
  *
- * Output: TAP 13; "# fuzz: ..." is the one machine-readable summary.
+ * Output: TAP 13; "# fuzz: ..." is the one machine-readable summary, and
+ * "# fuzz-class: NAME calls=N exact=M" says how many calls (or, for the
+ * cmd_ classes, commands that ran) carried each bad input, and how many
+ * of them had their result checked against one exact expected result.
  */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -102,9 +147,33 @@
 #define NR_EVENTS	64
 #define MAX_VIOLATIONS	20
 #define SENTINEL	0x5a5a5a5a
+#define NEVER_OPEN_MIN	1000	/* pick_fd()'s "not open" numbers start here */
 
 /* Bits a wait may report: poll bits only, never epoll's own flags. */
 #define REPORTABLE_BITS	0x3fffU
+
+/* EPOLLEXCLUSIVE_OK_BITS, the same in both series. */
+#define EXCLUSIVE_OK_BITS (EPOLLIN | EPOLLOUT | EPOLLERR | EPOLLHUP | \
+			   EPOLLWAKEUP | EPOLLET | EPOLLEXCLUSIVE | \
+			   EPOLLROUNDROBIN)
+
+/* The kernel's EP_MAX_EVENTS, the bound on maxevents. */
+static_assert(sizeof(struct epoll_event) == 12, "the kernel's layout");
+#define EP_MAX_EVENTS	(INT_MAX / 12)
+
+/*
+ * access_ok() takes an events array that ends at or below this address
+ * on every configuration; above it, up to the task size, it may or may
+ * not (5-level paging, and on 6.12 USER_PTR_MAX, move the limit).  The
+ * 32-bit build runs under the 64-bit kernels of both bases, whose limit
+ * for a compat task is the same 47-bit one: no 32-bit array ends that
+ * high.
+ */
+#ifdef __x86_64__
+#define USER_SURE_TOP	0x7fff00000000ULL
+#else
+#define USER_SURE_TOP	(1ULL << 40)
+#endif
 
 /* --- randomness ------------------------------------------------------ */
 
@@ -138,16 +207,40 @@ enum fd_kind {
 	K_DEVNULL, NR_KINDS
 };
 
+/* What the oracle may assume about an fd that a call names. */
+enum fd_state {
+	FS_UNSTABLE,	/* its slot was recycled around the call */
+	FS_CLOSED,	/* a number that is never open */
+	FS_NO_POLL,	/* /dev/null: epoll_ctl() refuses it with EPERM */
+	FS_POLL,	/* pollable, not an epoll instance */
+	FS_EPOLL,
+};
+
+static const char *const state_name[] = {
+	[FS_UNSTABLE] = "recycled meanwhile", [FS_CLOSED] = "never open",
+	[FS_NO_POLL] = "no poll", [FS_POLL] = "pollable",
+	[FS_EPOLL] = "epoll",
+};
+
+static const enum fd_state kind_state[NR_KINDS] = {
+	[K_PIPE_RD] = FS_POLL, [K_PIPE_WR] = FS_POLL, [K_EVENTFD] = FS_POLL,
+	[K_EPOLL] = FS_EPOLL, [K_UNIX] = FS_POLL, [K_TCP_LISTEN] = FS_POLL,
+	[K_DEVNULL] = FS_NO_POLL,
+};
+
 /*
  * Each slot holds an fd and, for pipes and socket pairs, the other end.
- * Only one thread recycles a slot at a time (@busy), so every fd the
- * fuzzer opens is closed exactly once; other threads may still hold the
- * old number while it is closed and reused, which is the point.
+ * @gen is a sequence count: odd while one thread recycles the slot, which
+ * also makes that thread the only one to do so, so every fd the fuzzer
+ * opens is closed exactly once.  Other threads may still hold the old
+ * number while it is closed and reused, which is the point; the count
+ * tells them afterwards that it happened.
  */
 struct slot {
 	atomic_int fd;
 	atomic_int peer;
-	atomic_bool busy;
+	atomic_int kind;
+	atomic_uint gen;
 };
 
 static atomic_ulong open_failures;
@@ -196,47 +289,99 @@ static int open_kind(enum fd_kind kind, int *peer)
 
 static void recycle(struct rng *r, unsigned int i)
 {
+	/* drawn first, so that a busy slot does not shift the sequence */
+	enum fd_kind kind = i < POOL_EPOLLS ? K_EPOLL : below(r, NR_KINDS);
+	struct slot *s = &pool[i];
+	unsigned int gen = atomic_load(&s->gen);
 	int old, old_peer, fd, peer;
 
-	if (atomic_exchange(&pool[i].busy, true))
+	if ((gen & 1) || !atomic_compare_exchange_strong(&s->gen, &gen, gen + 1))
 		return;		/* another thread is recycling it */
-	old = atomic_exchange(&pool[i].fd, -1);
-	old_peer = atomic_exchange(&pool[i].peer, -1);
+	old = atomic_exchange(&s->fd, -1);
+	old_peer = atomic_exchange(&s->peer, -1);
 	if (old >= 0)
 		close(old);
 	if (old_peer >= 0)
 		close(old_peer);
-	fd = open_kind(i < POOL_EPOLLS ? K_EPOLL : below(r, NR_KINDS), &peer);
+	fd = open_kind(kind, &peer);
 	if (fd < 0)
 		atomic_fetch_add(&open_failures, 1);
-	atomic_store(&pool[i].peer, peer);
-	atomic_store(&pool[i].fd, fd);
-	atomic_store(&pool[i].busy, false);
+	atomic_store(&s->kind, kind);
+	atomic_store(&s->peer, peer);
+	atomic_store(&s->fd, fd);
+	atomic_store(&s->gen, gen + 2);
+}
+
+/* An fd that a call names, and what may be assumed about it. */
+struct fd_ref {
+	int fd;
+	int slot;		/* pool slot it was read from, or -1 */
+	unsigned int gen;	/* the slot's generation before the read */
+	enum fd_state state;
+};
+
+static void ref_fixed(struct fd_ref *ref, int fd, enum fd_state state)
+{
+	ref->fd = fd;
+	ref->slot = -1;
+	ref->gen = 0;
+	ref->state = state;
+}
+
+static void read_slot(struct fd_ref *ref, unsigned int i, bool peer)
+{
+	struct slot *s = &pool[i];
+
+	ref->slot = i;
+	ref->gen = atomic_load(&s->gen);
+	ref->fd = atomic_load(peer ? &s->peer : &s->fd);
+	if (ref->fd < 0)
+		ref->state = FS_CLOSED;		/* whatever the generation */
+	else if (ref->gen & 1)
+		ref->state = FS_UNSTABLE;
+	else if (peer)
+		ref->state = FS_POLL;	/* the other end of a pipe or socket */
+	else
+		ref->state = kind_state[atomic_load(&s->kind)];
+}
+
+/* After the call: a slot recycled meanwhile makes its fd prove nothing. */
+static void settle(struct fd_ref *ref)
+{
+	if (ref->slot >= 0 && ref->fd >= 0 &&
+	    atomic_load(&pool[ref->slot].gen) != ref->gen)
+		ref->state = FS_UNSTABLE;
 }
 
 /* Any fd a call may name: a pool entry, a peer, or a bad number. */
-static int pick_fd(struct rng *r)
+static void pick_fd(struct rng *r, struct fd_ref *ref)
 {
 	switch (below(r, 24)) {
 	case 0:
-		return -1;
+		ref_fixed(ref, -1, FS_CLOSED);
+		return;
 	case 1:
-		return INT_MAX;
-	case 2:
-		return 1000 + below(r, 100);		/* not open */
+		ref_fixed(ref, INT_MAX, FS_CLOSED);
+		return;
+	case 2:		/* not open */
+		ref_fixed(ref, NEVER_OPEN_MIN + below(r, 100), FS_CLOSED);
+		return;
 	case 3:
-		return atomic_load(&pool[below(r, POOL_SIZE)].peer);
+		read_slot(ref, below(r, POOL_SIZE), true);
+		return;
 	default:
-		return atomic_load(&pool[below(r, POOL_SIZE)].fd);
+		read_slot(ref, below(r, POOL_SIZE), false);
+		return;
 	}
 }
 
 /* An epoll fd, most of the time. */
-static int pick_epfd(struct rng *r)
+static void pick_epfd(struct rng *r, struct fd_ref *ref)
 {
 	if (chance(r, 85))
-		return atomic_load(&pool[below(r, POOL_EPOLLS)].fd);
-	return pick_fd(r);
+		read_slot(ref, below(r, POOL_EPOLLS), false);
+	else
+		pick_fd(r, ref);
 }
 
 /* --- pointer classes ------------------------------------------------- */
@@ -319,6 +464,15 @@ static bool class_faults(enum ptr_class c)
 	return c == P_NULL || c == P_UNMAPPED || c == P_KERNEL;
 }
 
+/*
+ * Reading a whole object from a class_ptr() pointer faults: a straddling
+ * one has only half of it mapped.  (Read-only and misaligned are fine.)
+ */
+static bool read_faults(enum ptr_class c)
+{
+	return class_faults(c) || c == P_STRADDLE;
+}
+
 /* --- random arguments ---------------------------------------------- */
 
 static uint32_t pick_events(struct rng *r)
@@ -356,6 +510,11 @@ static int pick_op(struct rng *r)
 	default:
 		return 1 + below(r, 3);		/* ADD, DEL, MOD */
 	}
+}
+
+static bool op_valid(int op)
+{
+	return op >= EPOLL_CTL_ADD && op <= EPOLL_CTL_MOD;
 }
 
 /* ncmds and maxevents: mostly small, sometimes at or past the limits. */
@@ -450,13 +609,230 @@ static bool in_set(uint64_t set, int err)
 	return err > 0 && err < 64 && (set & E(err));
 }
 
+static const char *const errno_names[64] = {
+	[EBADF] = "EBADF", [EEXIST] = "EEXIST", [EFAULT] = "EFAULT",
+	[EINTR] = "EINTR", [EINVAL] = "EINVAL", [ELOOP] = "ELOOP",
+	[ENOENT] = "ENOENT", [ENOMEM] = "ENOMEM", [ENOSPC] = "ENOSPC",
+	[EPERM] = "EPERM",
+};
+
+/* "EINVAL", "success", or "errno 42": @err is an errno, 0 a success. */
+static const char *err_name(int err, char *buf, size_t len)
+{
+	if (!err)
+		return "success";
+	if (err > 0 && err < 64 && errno_names[err])
+		return errno_names[err];
+	snprintf(buf, len, "errno %d", err);
+	return buf;
+}
+
+/* "EBADF|EINVAL"; bit 0 stands for a success. */
+static char *set_names(uint64_t set, char *buf, size_t len)
+{
+	size_t n = 0;
+	int e;
+
+	buf[0] = '\0';
+	for (e = 0; e < 64 && n < len; e++)
+		if (set & E(e))
+			n += snprintf(buf + n, len - n, "%s%s", n ? "|" : "",
+				      !e ? "success" :
+				      errno_names[e] ? errno_names[e] : "?");
+	return buf;
+}
+
+/* --- the rules of both series, for one epoll_ctl() operation ---------- */
+
+/*
+ * Returned by the expectations below when the result depends on an fd
+ * that was recycled around the call: only the errno set is checked.
+ */
+#define EXPECT_UNSURE	1
+
+/*
+ * ep_wake_mode_valid() of v3.19 ("epoll: introduce EPOLLEXCLUSIVE and
+ * EPOLLROUNDROBIN"), and the checks of mainline's do_epoll_ctl() plus
+ * 6.12's "epoll: add EPOLLROUNDROBIN": the same verdict on both bases for
+ * every op that takes an event (all but DEL).  For an op that is not
+ * ADD, DEL or MOD, v3.19 refuses the flags here and 6.12 refuses the op
+ * a little later: EINVAL either way.
+ */
+static bool wake_mode_valid(int op, uint32_t events, bool target_is_epoll)
+{
+	uint32_t mode = events & (EPOLLEXCLUSIVE | EPOLLROUNDROBIN);
+
+	if (!mode)
+		return true;
+	if (!(mode & EPOLLEXCLUSIVE))
+		return false;		/* round-robin is for exclusive items */
+	if (op != EPOLL_CTL_ADD)
+		return false;		/* the queue entry is set up at ADD */
+	if (target_is_epoll)
+		return false;		/* no nested exclusive wakeups */
+	return !(events & ~EXCLUSIVE_OK_BITS);
+}
+
+/*
+ * What epoll_ctl(@ep, @op, @fd, event) must give, in the order that both
+ * bases check (v3.19: sys_epoll_ctl() and ep_ctl_do(); 6.12:
+ * sys_epoll_ctl(), do_epoll_ctl() and ep_ctl_file()), up to the
+ * lookup of the item: -errno for the first check that fails; 0 if it
+ * passes them all, so that the interest list decides; EXPECT_UNSURE if
+ * an fd it depends on was recycled around the call.  @ev_fault: the
+ * event cannot be read; @events: what it holds otherwise.
+ */
+static int ctl_expect(const struct fd_ref *ep, const struct fd_ref *fd,
+		      int op, bool ev_fault, uint32_t events)
+{
+	bool has_event = op != EPOLL_CTL_DEL;
+
+	if (has_event && ev_fault)
+		return -EFAULT;		/* copied in before any lookup */
+	if (ep->state == FS_CLOSED || fd->state == FS_CLOSED)
+		return -EBADF;		/* whichever the kernel looks at */
+	if (ep->state == FS_UNSTABLE || fd->state == FS_UNSTABLE)
+		return EXPECT_UNSURE;
+	if (fd->state == FS_NO_POLL)
+		return -EPERM;
+	if (fd->fd == ep->fd || ep->state != FS_EPOLL)
+		return -EINVAL;		/* no fd is dup()ed: same number, same file */
+	if (has_event && !wake_mode_valid(op, events, fd->state == FS_EPOLL))
+		return -EINVAL;
+	if (!op_valid(op))
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * What an op that passed ctl_expect() may still fail with, depending on
+ * the interest list of an instance that other threads change.
+ */
+static uint64_t ctl_list_errnos(int op, bool target_is_epoll)
+{
+	switch (op) {
+	case EPOLL_CTL_ADD:
+		/* EINVAL: too many wakeup paths (reverse_path_check()) */
+		return E(EEXIST) | E(EINVAL) | E(ENOMEM) | E(ENOSPC) |
+		       (target_is_epoll ? E(ELOOP) : 0);
+	case EPOLL_CTL_DEL:
+		return E(ENOENT);
+	default:
+		return E(ENOENT) | E(EINVAL);	/* EINVAL: exclusive item */
+	}
+}
+
+/* An ADD the model expects to succeed may still run out of memory. */
+static bool add_starved(int op, int want, int got)
+{
+	return op == EPOLL_CTL_ADD && !want &&
+	       (got == -ENOMEM || got == -ENOSPC);
+}
+
+/* --- each thread's own instances, and their model ---------------------- */
+
+/* The two instances come first: they index own.item[][]. */
+enum own_fd { O_EP, O_EP2, O_RD, O_WR, O_EFD, O_NULL, NR_OWN };
+
+static const enum fd_state own_state[NR_OWN] = {
+	[O_EP] = FS_EPOLL, [O_EP2] = FS_EPOLL, [O_RD] = FS_POLL,
+	[O_WR] = FS_POLL, [O_EFD] = FS_POLL, [O_NULL] = FS_NO_POLL,
+};
+
+static const char *const own_name[NR_OWN] = {
+	"own epoll", "own epoll 2", "own pipe rd", "own pipe wr",
+	"own eventfd", "own /dev/null",
+};
+
+enum item { IT_NONE, IT_PLAIN, IT_EXCL };
+
+static const char *const item_name[] = {
+	"no item", "a plain item", "an exclusive item",
+};
+
+struct own {
+	int fd[NR_OWN];
+	unsigned char item[2][NR_OWN];	/* what O_EP, O_EP2 hold for each */
+};
+
+/* Mostly the first instance; sometimes no instance at all. */
+static const signed char own_epfds[] = {
+	O_EP, O_EP, O_EP, O_EP, O_EP, O_EP, O_EP, O_EP, O_EP2, O_EP2,
+	O_EFD, -1,
+};
+
+/* Targets: -1 is a number that is never open. */
+static const signed char own_targets[] = {
+	-1, O_NULL, O_EP, O_EP2, O_EP2, O_RD, O_RD, O_RD, O_WR, O_WR,
+	O_EFD, O_EFD, O_EFD,
+};
+
+static int open_own(struct own *o)
+{
+	int i;
+
+	o->fd[O_EP] = epoll_create1(EPOLL_CLOEXEC);
+	o->fd[O_EP2] = epoll_create1(EPOLL_CLOEXEC);
+	o->fd[O_EFD] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	o->fd[O_NULL] = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (open_pipe(&o->fd[O_RD], &o->fd[O_WR]))
+		return -1;
+	for (i = 0; i < NR_OWN; i++)
+		if (o->fd[i] < 0)
+			return -1;
+	memset(o->item, IT_NONE, sizeof(o->item));
+	return 0;
+}
+
+/*
+ * The expected result of an operation on own fds @e and @t (indices, -1
+ * for a number that is never open): exact, success included, because
+ * no other thread names them.
+ */
+static int own_expect(const struct own *o, int e, int t,
+		      const struct fd_ref *ep, const struct fd_ref *fd, int op,
+		      bool ev_fault, uint32_t events)
+{
+	int want = ctl_expect(ep, fd, op, ev_fault, events);
+	unsigned char item;
+
+	if (want)
+		return want;
+	/* here @e is O_EP or O_EP2, @t a pollable own fd other than @e */
+	item = o->item[e][t];
+	switch (op) {
+	case EPOLL_CTL_ADD:
+		/* ep_loop_check() runs before the lookup of the item */
+		if (fd->state == FS_EPOLL && o->item[t][e] != IT_NONE)
+			return -ELOOP;
+		return item ? -EEXIST : 0;
+	case EPOLL_CTL_DEL:
+		return item ? 0 : -ENOENT;
+	default:
+		if (!item)
+			return -ENOENT;
+		/* an exclusive item's wait queue entry cannot change */
+		return item == IT_EXCL ? -EINVAL : 0;
+	}
+}
+
+static void own_apply(struct own *o, int e, int t, int op, uint32_t events)
+{
+	if (op == EPOLL_CTL_ADD)
+		o->item[e][t] = events & EPOLLEXCLUSIVE ? IT_EXCL : IT_PLAIN;
+	else if (op == EPOLL_CTL_DEL)
+		o->item[e][t] = IT_NONE;
+}
+
 /* --- per-thread state and reporting ------------------------------------ */
 
 enum call_kind { C_CTL, C_MODWAIT, C_WAIT, C_IO, C_RECYCLE, NR_CALLS };
 
 /*
- * The bad-input classes, counted per call that carried one, so that the
- * summary shows what was tried (README.md's table comes from these).
+ * The bad-input classes, counted per call that carried one (the cmd_
+ * classes: per command that ran), so that the summary shows what was
+ * tried (README.md's table comes from these), and how often the result
+ * was checked exactly.
  */
 enum bad_class {
 	B_CTL_FD_NUMBER, B_CTL_FD_IS_EPFD, B_CTL_OP, B_CTL_EVENT_PTR,
@@ -503,11 +879,17 @@ struct worker {
 	struct region cmds;		/* EPOLL_MOD_MAX_CMDS + 1 commands */
 	struct region events;		/* NR_EVENTS events */
 	struct region misc;		/* a spec, an epoll_event, a sigset */
+	struct own own;
+	struct fd_ref refs[EPOLL_MOD_MAX_CMDS];	/* each command's fd */
+	signed char own_t[EPOLL_MOD_MAX_CMDS];	/* its own target, if own */
 	unsigned long calls[NR_CALLS];
 	unsigned long errnos[64];
 	unsigned long budget;		/* calls, 0 for no limit */
 	unsigned long bad[NR_BAD];
+	unsigned long exact[NR_BAD];	/* ... of them checked exactly */
+	uint64_t call_bad;		/* the classes the current call carries */
 	unsigned long successes, events_seen, cmds_run, eintr;
+	unsigned long exact_calls, unsure_calls, own_calls;
 };
 
 static struct worker workers[MAX_THREADS];
@@ -520,8 +902,21 @@ static uint64_t seed;
 
 static void note(struct worker *w, enum bad_class b, bool cond)
 {
-	if (cond)
-		w->bad[b]++;
+	if (!cond)
+		return;
+	w->bad[b]++;
+	w->call_bad |= 1ULL << b;
+}
+
+/* The current call's result was checked against one exact expectation. */
+static void checked_exactly(struct worker *w)
+{
+	unsigned int b;
+
+	w->exact_calls++;
+	for (b = 0; b < NR_BAD; b++)
+		if (w->call_bad & (1ULL << b))
+			w->exact[b]++;
 }
 
 static bool bad_ptr(enum ptr_class c)
@@ -531,25 +926,13 @@ static bool bad_ptr(enum ptr_class c)
 
 static bool fd_not_open(int fd)
 {
-	return fd < 0 || fd >= 1000;
-}
-
-/* An EPOLLEXCLUSIVE/EPOLLROUNDROBIN use that the flags' rules refuse. */
-static bool wake_flags_misused(uint32_t ev, int op)
-{
-	const uint32_t ok = EPOLLIN | EPOLLOUT | EPOLLERR | EPOLLHUP |
-			    EPOLLWAKEUP | EPOLLET | EPOLLEXCLUSIVE |
-			    EPOLLROUNDROBIN;
-
-	if (!(ev & (EPOLLEXCLUSIVE | EPOLLROUNDROBIN)))
-		return false;
-	return !(ev & EPOLLEXCLUSIVE) || op != EPOLL_CTL_ADD || (ev & ~ok);
+	return fd < 0 || fd >= NEVER_OPEN_MIN;
 }
 
 enum violation {
 	V_ERRNO,	/* errno outside the documented set */
-	V_EXACT,	/* wrong errno for a deterministic argument error */
-	V_FIELDS,	/* error fields inconsistent with the outcome */
+	V_EXACT,	/* not the one result the arguments call for */
+	V_FIELDS,	/* error fields (or own instances) inconsistent with it */
 	V_EVENTS,	/* too many events or non-poll bits reported */
 };
 
@@ -557,7 +940,7 @@ static __printf(3, 4) void violation(struct worker *w, enum violation v,
 				     const char *fmt, ...)
 {
 	unsigned long n = atomic_fetch_add(&violations, 1);
-	char buf[512];
+	char buf[768];
 	va_list ap;
 
 	atomic_fetch_add(&violations_by[v], 1);
@@ -595,45 +978,221 @@ static void check_events(struct worker *w, const char *call,
 	w->events_seen += n;
 }
 
-/* --- epoll_ctl -------------------------------------------------------- */
+/* --- own fds: picking and probing --------------------------------------- */
 
-static void fuzz_ctl(struct worker *w)
+/* Pick from @set; *@idx is the own fd, or -1 for a never-open number. */
+static void own_pick(struct worker *w, const signed char *set, size_t n,
+		     int *idx, struct fd_ref *ref)
 {
 	struct rng *r = &w->rng;
-	enum ptr_class pc = pick_class(r, 10);
-	struct epoll_event *ev = class_ptr(pc, &w->misc, sizeof(*ev));
-	int epfd = pick_epfd(r), op = pick_op(r), fd = pick_fd(r), ret, err;
 
-	if (chance(r, 5))
-		fd = epfd;
-	if (pc == P_VALID || pc == P_MISALIGNED || pc == P_STRADDLE) {
+	*idx = set[below(r, n)];
+	if (*idx < 0)
+		ref_fixed(ref, chance(r, 50) ? -1 : NEVER_OPEN_MIN + (int)below(r, 100),
+			  FS_CLOSED);
+	else
+		ref_fixed(ref, w->own.fd[*idx], own_state[*idx]);
+}
+
+/*
+ * Ask the kernel what each own instance holds, without changing
+ * membership: EPOLL_CTL_MOD to EPOLLIN fails with ENOENT without an item
+ * and with EINVAL for an exclusive one, and only rewrites a plain one's
+ * events, which the model does not track.  With @after, a difference is
+ * a violation (that call changed the lists other than its result says);
+ * either way the model then takes the kernel's word, so that one bug
+ * is reported once.
+ */
+static void own_verify(struct worker *w, const char *after)
+{
+	static const int targets[] = { O_EP, O_EP2, O_RD, O_WR, O_EFD };
+	struct own *o = &w->own;
+	char b1[24];
+	unsigned int i;
+	int e;
+
+	for (e = O_EP; e <= O_EP2; e++)
+		for (i = 0; i < ARRAY_SIZE(targets); i++) {
+			struct epoll_event ev = { .events = EPOLLIN };
+			int t = targets[i], got, seen;
+
+			if (t == e)
+				continue;
+			got = epoll_ctl(o->fd[e], EPOLL_CTL_MOD, o->fd[t], &ev) ?
+			      errno : 0;
+			seen = got == ENOENT ? IT_NONE : got == EINVAL ? IT_EXCL :
+			       got == 0 ? IT_PLAIN : -1;
+			if (seen == o->item[e][t])
+				continue;
+			if (after || seen < 0)
+				violation(w, V_FIELDS, "after %s: %s should hold %s for %s, but MOD of it gives %s",
+					  after ? after : "a resync", own_name[e],
+					  item_name[o->item[e][t]], own_name[t],
+					  err_name(got, b1, sizeof(b1)));
+			if (seen >= 0)
+				o->item[e][t] = seen;
+		}
+}
+
+/* --- epoll_ctl -------------------------------------------------------- */
+
+struct ctl_call {
+	bool own;
+	int e, t;		/* own: the own fds named (-1: never open) */
+	struct fd_ref ep, fd;
+	int op;
+	enum ptr_class pc;
+	bool ev_fault;		/* the kernel cannot read the event */
+	uint32_t events;	/* what it reads otherwise */
+	struct epoll_event *ev;
+};
+
+static void pick_ctl(struct worker *w, struct ctl_call *c)
+{
+	struct rng *r = &w->rng;
+
+	c->e = -1;
+	c->t = -1;
+	c->own = chance(r, 30);
+	c->pc = pick_class(r, 10);
+	c->ev = class_ptr(c->pc, &w->misc, sizeof(*c->ev));
+	if (c->own)
+		own_pick(w, own_epfds, ARRAY_SIZE(own_epfds), &c->e, &c->ep);
+	else
+		pick_epfd(r, &c->ep);
+	c->op = pick_op(r);
+	if (c->own)
+		own_pick(w, own_targets, ARRAY_SIZE(own_targets), &c->t, &c->fd);
+	else
+		pick_fd(r, &c->fd);
+	if (chance(r, 5)) {
+		c->fd = c->ep;
+		c->t = c->e;
+	}
+	if (c->pc == P_VALID || c->pc == P_MISALIGNED || c->pc == P_STRADDLE) {
 		/* a straddling event is half writable: fill what can be */
 		uint32_t e = pick_events(r);
 
-		memcpy(ev, &e, sizeof(e));
+		memcpy(c->ev, &e, sizeof(e));
 	}
+	c->ev_fault = read_faults(c->pc);
+	c->events = 0;
+	if (!c->ev_fault)	/* read-only: the zeroes of ro_page */
+		memcpy(&c->events, c->ev, sizeof(c->events));
+}
+
+static void note_ctl(struct worker *w, const struct ctl_call *c)
+{
+	bool has_event = c->op != EPOLL_CTL_DEL;
+
+	w->call_bad = 0;
+	note(w, B_CTL_FD_NUMBER, fd_not_open(c->fd.fd) || fd_not_open(c->ep.fd));
+	note(w, B_CTL_FD_IS_EPFD, c->fd.fd == c->ep.fd);
+	note(w, B_CTL_OP, !op_valid(c->op));
+	note(w, B_CTL_EVENT_PTR, has_event && c->ev_fault);
+	if (!has_event || c->ev_fault)
+		return;
+	note(w, B_CTL_WAKE_FLAGS, !wake_mode_valid(c->op, c->events,
+						   c->fd.state == FS_EPOLL));
+	note(w, B_CTL_RANDOM_BITS, c->events & ~(REPORTABLE_BITS | EPOLLET |
+		EPOLLONESHOT | EPOLLWAKEUP | EPOLLEXCLUSIVE | EPOLLROUNDROBIN));
+}
+
+/* What the model says own instance @e holds for @t, for a message. */
+static const char *own_model(const struct worker *w, bool own, int e, int t)
+{
+	static __thread char buf[64];
+
+	if (!own || e < O_EP || e > O_EP2 || t < 0)
+		return "";
+	snprintf(buf, sizeof(buf), "; model: %s holds %s for it", own_name[e],
+		 item_name[w->own.item[e][t]]);
+	return buf;
+}
+
+static void ctl_violation(struct worker *w, enum violation v,
+			  const struct ctl_call *c, int got, const char *want)
+{
+	char b1[24];
+
+	violation(w, v, "%sepoll_ctl(epfd %d [%s], op %d, fd %d [%s], event %s {events %#x}) = %s, want %s%s",
+		  c->own ? "own: " : "", c->ep.fd, state_name[c->ep.state],
+		  c->op, c->fd.fd, state_name[c->fd.state], ptr_name[c->pc],
+		  c->events, err_name(-got, b1, sizeof(b1)), want,
+		  own_model(w, c->own, c->e, c->t));
+}
+
+/* @got: 0 or -errno. */
+static void check_ctl(struct worker *w, const struct ctl_call *c, int got,
+		      bool verify)
+{
+	char b1[24], set[128];
+	int want;
+
+	if (c->own)
+		want = own_expect(&w->own, c->e, c->t, &c->ep, &c->fd, c->op,
+				  c->ev_fault, c->events);
+	else
+		want = ctl_expect(&c->ep, &c->fd, c->op, c->ev_fault, c->events);
+
+	if (want == EXPECT_UNSURE) {
+		w->unsure_calls++;
+		if (got && !in_set(ctl_errnos, -got))
+			ctl_violation(w, V_ERRNO, c, got,
+				      set_names(ctl_errnos, set, sizeof(set)));
+		return;
+	}
+	if (want < 0 || c->own) {
+		if (got == want || add_starved(c->op, want, got)) {
+			checked_exactly(w);
+			if (c->own && !got)
+				own_apply(&w->own, c->e, c->t, c->op, c->events);
+			if (c->own && got && verify)
+				own_verify(w, "a failed own epoll_ctl()");
+			return;
+		}
+		ctl_violation(w, V_EXACT, c, got, err_name(-want, b1, sizeof(b1)));
+		if (c->own)
+			own_verify(w, NULL);
+		return;
+	}
+	/* every argument check passed: the interest list decides */
+	if (got && !in_set(ctl_list_errnos(c->op, c->fd.state == FS_EPOLL), -got))
+		ctl_violation(w, V_ERRNO, c, got,
+			      set_names(ctl_list_errnos(c->op, c->fd.state == FS_EPOLL) |
+					E(0), set, sizeof(set)));
+}
+
+static void fuzz_ctl(struct worker *w)
+{
+	struct ctl_call c;
+	bool verify;
+	int ret, err;
+
+	pick_ctl(w, &c);
+	verify = chance(&w->rng, 10);	/* drawn always: replays stay aligned */
 	w->calls[C_CTL]++;
-	note(w, B_CTL_FD_NUMBER, fd_not_open(fd) || fd_not_open(epfd));
-	note(w, B_CTL_FD_IS_EPFD, fd == epfd);
-	note(w, B_CTL_OP, op < EPOLL_CTL_ADD || op > EPOLL_CTL_MOD);
-	note(w, B_CTL_EVENT_PTR, op != EPOLL_CTL_DEL && bad_ptr(pc));
-	if (!bad_ptr(pc) && op != EPOLL_CTL_DEL) {
-		note(w, B_CTL_WAKE_FLAGS, wake_flags_misused(ev->events, op));
-		note(w, B_CTL_RANDOM_BITS, ev->events & ~(REPORTABLE_BITS |
-			EPOLLET | EPOLLONESHOT | EPOLLWAKEUP | EPOLLEXCLUSIVE |
-			EPOLLROUNDROBIN));
-	}
-	ret = epoll_ctl(epfd, op, fd, ev);
+	w->own_calls += c.own;
+	note_ctl(w, &c);
+	ret = epoll_ctl(c.ep.fd, c.op, c.fd.fd, c.ev);
 	err = errno;
 	count_errno(w, ret, err);
-	if (ret != 0 && !(ret == -1 && in_set(ctl_errnos, err)))
-		violation(w, V_ERRNO, "epoll_ctl(%d, %d, %d, %s) = %d errno %d (%s)",
-			  epfd, op, fd, ptr_name[pc], ret, err, strerror(err));
+	settle(&c.ep);
+	settle(&c.fd);
+	if (ret != 0 && ret != -1) {
+		violation(w, V_ERRNO, "epoll_ctl(%d, %d, %d, %s) returned %d",
+			  c.ep.fd, c.op, c.fd.fd, ptr_name[c.pc], ret);
+		return;
+	}
+	check_ctl(w, &c, ret ? -err : 0, verify);
 }
 
 /* --- epoll_mod_wait ----------------------------------------------------- */
 
 struct mw_call {
+	bool own;		/* epfd and every command on own fds */
+	int own_e;		/* the own epfd, or -1 */
+	struct fd_ref ep;
 	int epfd, flags, ncmds, cmds_n;	/* cmds_n: commands we can inspect */
 	enum ptr_class cmds_class, spec_class, events_class, mask_class;
 	bool spec_used;
@@ -641,15 +1200,23 @@ struct mw_call {
 	struct epoll_wait_spec *spec;
 };
 
-static void fill_cmds(struct worker *w, struct epoll_mod_cmd *c, int n)
+static void fill_cmds(struct worker *w, struct mw_call *m)
 {
+	struct epoll_mod_cmd *c = m->cmds;
 	struct rng *r = &w->rng;
-	int i;
+	int i, t;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < m->cmds_n; i++) {
 		c[i].flags = chance(r, 2) ? (int)rnd(r) : 0;
 		c[i].op = pick_op(r);
-		c[i].fd = pick_fd(r);
+		if (m->own) {
+			own_pick(w, own_targets, ARRAY_SIZE(own_targets), &t,
+				 &w->refs[i]);
+			w->own_t[i] = t;
+		} else {
+			pick_fd(r, &w->refs[i]);
+		}
+		c[i].fd = w->refs[i].fd;
 		c[i].events = pick_events(r);
 		c[i].data = rnd(r);
 		c[i].error = SENTINEL;
@@ -665,7 +1232,7 @@ static void fill_spec(struct worker *w, struct mw_call *m)
 	uint64_t *mask = (uint64_t *)(w->misc.base + 256);
 
 	s->maxevents = chance(r, 80) ? 1 + (int)below(r, NR_EVENTS) :
-				       pick_count(r, INT_MAX / 12);
+				       pick_count(r, EP_MAX_EVENTS);
 	m->events_class = pick_class(r, 10);
 	s->events = class_ptr(m->events_class, &w->events,
 			      NR_EVENTS * sizeof(struct epoll_event));
@@ -688,6 +1255,41 @@ static void fill_spec(struct worker *w, struct mw_call *m)
 	}
 }
 
+static void pick_modwait(struct worker *w, struct mw_call *m)
+{
+	struct rng *r = &w->rng;
+
+	m->own = chance(r, 30);
+	if (m->own)
+		own_pick(w, own_epfds, ARRAY_SIZE(own_epfds), &m->own_e, &m->ep);
+	else
+		pick_epfd(r, &m->ep);
+	m->epfd = m->ep.fd;
+	m->flags = chance(r, 3) ? (int)rnd(r) | 1 : 0;
+	m->ncmds = chance(r, 3) ? EPOLL_MOD_MAX_CMDS : pick_count(r, EPOLL_MOD_MAX_CMDS);
+	m->cmds_class = pick_class(r, 8);
+	m->cmds = class_ptr(m->cmds_class, &w->cmds,
+			    (m->ncmds > 0 ? m->ncmds : 1) * sizeof(*m->cmds));
+	if (m->ncmds == 0 && chance(r, 70))
+		m->cmds = NULL;
+	if (m->cmds_class == P_STRADDLE && m->ncmds > 0 &&
+	    m->ncmds <= EPOLL_MOD_MAX_CMDS)	/* last command half mapped */
+		m->cmds = (void *)(w->cmds.base + w->cmds.size -
+				   m->ncmds * sizeof(*m->cmds) + sizeof(*m->cmds) / 2);
+	if (m->cmds && (m->cmds_class == P_VALID || m->cmds_class == P_MISALIGNED)) {
+		m->cmds_n = m->ncmds > 0 && m->ncmds <= EPOLL_MOD_MAX_CMDS ? m->ncmds : 1;
+		fill_cmds(w, m);
+	}
+	m->spec_class = chance(r, 30) ? P_NULL : pick_class(r, 6);
+	m->spec = class_ptr(m->spec_class, &w->misc, sizeof(*m->spec));
+	if (m->spec_class == P_VALID || m->spec_class == P_MISALIGNED) {
+		m->spec_used = true;
+		fill_spec(w, m);
+	} else if (m->spec_class == P_STRADDLE) {
+		memset(m->spec, 0, sizeof(*m->spec) / 2);
+	}
+}
+
 /*
  * Errors that do not depend on the pool, in the documented check order:
  * flags, then ncmds and cmds.  Returns -errno for the error the call
@@ -707,11 +1309,201 @@ static int mw_expected(const struct mw_call *m)
 	return 0;
 }
 
-/* Where the error fields say the call stopped: see the header comment. */
-static void check_fields(struct worker *w, const struct mw_call *m, int ret,
-			 int err)
+/*
+ * What reading and checking the wait spec must give: -errno or 0, in the
+ * order of ep_get_wait_spec() and ep_check_wait_args(), the same on both
+ * bases and for the compat entry.  *@alt is -EFAULT when the events
+ * array ends so high that access_ok() may refuse it whatever its class
+ * (see USER_SURE_TOP); access_ok() comes before the sigmask checks.
+ */
+static int spec_expect(const struct mw_call *m, int *alt)
+{
+	const struct epoll_wait_spec *s = m->spec;
+	uint64_t end;
+
+	*alt = 0;
+	if (!s)
+		return 0;			/* no wait */
+	if (read_faults(m->spec_class))
+		return -EFAULT;
+	/* readable: filled, or the zeroes of ro_page (maxevents 0) */
+	if (s->maxevents <= 0 || s->maxevents > EP_MAX_EVENTS)
+		return -EINVAL;
+	if (!clock_valid(s->clockid))
+		return -EINVAL;
+	if (!timeout_valid(&s->timeout))
+		return -EINVAL;
+	/* the first slot is read and written back; straddle leaves it whole */
+	if (class_faults(m->events_class) || m->events_class == P_READONLY)
+		return -EFAULT;
+	end = (uintptr_t)s->events +
+	      (uint64_t)s->maxevents * sizeof(struct epoll_event);
+	if (end > USER_SURE_TOP)
+		*alt = -EFAULT;
+	if (!s->sigmask)
+		return 0;
+	if (s->sigsetsize != EPOLL_MOD_SIGSETSIZE)
+		return -EINVAL;
+	return read_faults(m->mask_class) ? -EFAULT : 0;
+}
+
+/* How an epoll_mod_wait() call may end before running any command. */
+struct mw_verdict {
+	uint64_t refuse;	/* errnos it may be refused with */
+	bool may_run;		/* false: it must be refused */
+	bool exact;		/* it must be refused with one errno */
+};
+
+/*
+ * The documented order: flags, ncmds and cmds; then epfd, if it was
+ * stable (otherwise EBADF or EINVAL may come first); then the spec.
+ */
+static void mw_verdict(const struct mw_call *m, struct mw_verdict *v)
+{
+	int want = mw_expected(m), alt, spec;
+
+	v->refuse = 0;
+	v->may_run = false;
+	v->exact = true;
+	if (want) {
+		v->refuse = E(-want);
+		return;
+	}
+	switch (m->ep.state) {
+	case FS_CLOSED:
+		v->refuse = E(EBADF);
+		return;
+	case FS_POLL:
+	case FS_NO_POLL:
+		v->refuse = E(EINVAL);		/* not an epoll instance */
+		return;
+	case FS_UNSTABLE:
+		v->refuse = E(EBADF) | E(EINVAL);
+		v->exact = false;
+		break;
+	case FS_EPOLL:
+		break;
+	}
+	spec = spec_expect(m, &alt);
+	if (alt) {
+		v->refuse |= E(-alt);
+		v->exact = false;
+	}
+	if (spec)
+		v->refuse |= E(-spec);
+	else
+		v->may_run = true;
+	v->exact = v->exact && !v->may_run;
+}
+
+static void mw_violation(struct worker *w, enum violation v,
+			 const struct mw_call *m, int ret, int err,
+			 const char *want)
+{
+	const struct epoll_wait_spec *s = m->spec_used ? m->spec : NULL;
+	char b1[24];
+
+	violation(w, v, "%sepoll_mod_wait(epfd %d [%s], flags %#x, ncmds %d, cmds %s%s, spec %s {maxevents %d, events %s, clock %d, timeout {%lld, %lld}, sigmask %s, sigsetsize %lld}) = %d %s, want %s",
+		  m->own ? "own: " : "", m->epfd, state_name[m->ep.state],
+		  m->flags, m->ncmds, ptr_name[m->cmds_class],
+		  m->cmds ? "" : " (NULL)", ptr_name[m->spec_class],
+		  s ? s->maxevents : 0, s ? ptr_name[m->events_class] : "-",
+		  s ? s->clockid : 0,
+		  s ? (long long)s->timeout.tv_sec : 0,
+		  s ? (long long)s->timeout.tv_nsec : 0,
+		  s && s->sigmask ? ptr_name[m->mask_class] : "NULL",
+		  s ? (long long)s->sigsetsize : 0, ret,
+		  ret < 0 ? err_name(err, b1, sizeof(b1)) : "", want);
+}
+
+/* A call refused on its arguments must not have run any command. */
+static void untouched(struct worker *w, const struct mw_call *m)
+{
+	int i;
+
+	for (i = 0; i < m->cmds_n; i++)
+		if (m->cmds[i].error != SENTINEL) {
+			violation(w, V_FIELDS, "refused call (flags %#x, ncmds %d) wrote command %d's error (%d)",
+				  m->flags, m->ncmds, i, m->cmds[i].error);
+			return;
+		}
+}
+
+static void cmd_violation(struct worker *w, enum violation v,
+			  const struct mw_call *m, int i, const char *want)
+{
+	const struct epoll_mod_cmd *c = &m->cmds[i];
+	const struct fd_ref *ref = &w->refs[i];
+
+	violation(w, v, "%sepoll_mod_wait(epfd %d [%s], ncmds %d): command %d {flags %#x, op %d, fd %d [%s], events %#x} error %d, want %s%s",
+		  m->own ? "own: " : "", m->epfd, state_name[m->ep.state],
+		  m->ncmds, i, c->flags, c->op, c->fd, state_name[ref->state],
+		  c->events, c->error, want,
+		  own_model(w, m->own, m->own_e, w->own_t[i]));
+}
+
+/*
+ * Command @i ran: count it and, with @check, its error must be the one
+ * its arguments call for (the flags are checked before the operation),
+ * or on an own instance the one the model predicts, which the model then
+ * applies.  Returns false when the own model can no longer be trusted.
+ */
+static bool check_cmd(struct worker *w, const struct mw_call *m, int i,
+		      bool check)
+{
+	const struct epoll_mod_cmd *c = &m->cmds[i];
+	/* the commands ran, so the file looked up for epfd was an epoll */
+	struct fd_ref ep = { .fd = m->epfd, .slot = -1, .state = FS_EPOLL };
+	int want, got = c->error, t = w->own_t[i];
+	bool bad_flags = c->flags, bad_op = !op_valid(c->op);
+	char b1[24], set[128];
+
+	w->bad[B_MW_CMD_FLAGS] += bad_flags;
+	w->bad[B_MW_CMD_OP] += bad_op;
+	if (!check)
+		return false;
+	if (c->flags)
+		want = -EINVAL;
+	else if (m->own)
+		want = own_expect(&w->own, m->own_e, t, &ep, &w->refs[i],
+				  c->op, false, c->events);
+	else
+		want = ctl_expect(&ep, &w->refs[i], c->op, false, c->events);
+
+	if (want == EXPECT_UNSURE) {
+		if (got && !in_set(mw_cmd_errnos, -got))
+			cmd_violation(w, V_ERRNO, m, i,
+				      set_names(mw_cmd_errnos, set, sizeof(set)));
+		return true;
+	}
+	if (want == 0 && !m->own) {
+		uint64_t list = ctl_list_errnos(c->op, w->refs[i].state == FS_EPOLL);
+
+		if (got && !in_set(list, -got))
+			cmd_violation(w, V_ERRNO, m, i, set_names(list, set, sizeof(set)));
+		return true;
+	}
+	if (got != want && !add_starved(c->op, want, got)) {
+		cmd_violation(w, V_EXACT, m, i, err_name(-want, b1, sizeof(b1)));
+		return !m->own;
+	}
+	w->exact[B_MW_CMD_FLAGS] += bad_flags;
+	w->exact[B_MW_CMD_OP] += bad_op;
+	if (m->own && !got)
+		own_apply(&w->own, m->own_e, t, c->op, c->events);
+	return true;
+}
+
+/*
+ * The call got past its own checks (or may have, when epfd was
+ * unstable): the error fields must say exactly how far it ran.
+ */
+static void check_fields(struct worker *w, const struct mw_call *m,
+			 const struct mw_verdict *v, int ret, int err)
 {
 	int i, ran = 0, failed = -1;
+	bool model_ok = true;
+	char set[128];
 
 	for (i = 0; i < m->cmds_n; i++) {
 		int e = m->cmds[i].error;
@@ -729,9 +1521,17 @@ static void check_fields(struct worker *w, const struct mw_call *m, int ret,
 		if (m->cmds[i].error != SENTINEL) {
 			violation(w, V_FIELDS, "command %d written after the batch stopped (%d)",
 				  i, m->cmds[i].error);
+			if (m->own)
+				own_verify(w, NULL);
 			return;
 		}
+	/* only the commands that ran count, and each is checked */
 	w->cmds_run += ran + (failed >= 0);
+	for (i = 0; i < ran + (failed >= 0); i++)
+		model_ok = check_cmd(w, m, i, model_ok) && model_ok;
+	if (!model_ok)
+		own_verify(w, NULL);
+
 	if (ret >= 0) {
 		if (ran != m->cmds_n)
 			violation(w, V_FIELDS, "success but %d of %d commands ran",
@@ -747,19 +1547,23 @@ static void check_fields(struct worker *w, const struct mw_call *m, int ret,
 				  failed, err, strerror(err));
 		return;
 	}
-	if (ran == 0 && in_set(mw_arg_errnos, err))
+	if (ran == 0 && in_set(v->refuse, err))
 		return;		/* refused before any command ran */
 	if (ran == m->cmds_n && in_set(mw_wait_errnos, err) && m->spec_used)
 		return;		/* every command ran, then the wait failed */
-	violation(w, V_FIELDS, "errno %d (%s) with %d of %d commands run, none failed",
-		  err, strerror(err), ran, m->cmds_n);
+	if (ran == 0)
+		mw_violation(w, V_EXACT, m, ret, err,
+			     set_names(v->refuse | E(0), set, sizeof(set)));
+	else
+		violation(w, V_FIELDS, "errno %d (%s) with %d of %d commands run, none failed",
+			  err, strerror(err), ran, m->cmds_n);
 }
 
 static void note_modwait(struct worker *w, const struct mw_call *m)
 {
 	const struct epoll_wait_spec *sp = m->spec;
-	int i;
 
+	w->call_bad = 0;
 	note(w, B_MW_EPFD_NUMBER, fd_not_open(m->epfd));
 	note(w, B_MW_FLAGS, m->flags);
 	note(w, B_MW_NCMDS_NEGATIVE, m->ncmds < 0);
@@ -767,16 +1571,12 @@ static void note_modwait(struct worker *w, const struct mw_call *m)
 	note(w, B_MW_NCMDS_ZERO_CMDS, !m->ncmds && m->cmds);
 	note(w, B_MW_NCMDS_MAX, m->ncmds == EPOLL_MOD_MAX_CMDS);
 	note(w, B_MW_CMDS_PTR, m->ncmds > 0 && bad_ptr(m->cmds_class));
-	for (i = 0; i < m->cmds_n; i++) {
-		note(w, B_MW_CMD_FLAGS, m->cmds[i].flags);
-		note(w, B_MW_CMD_OP, m->cmds[i].op < EPOLL_CTL_ADD ||
-				     m->cmds[i].op > EPOLL_CTL_MOD);
-	}
+	/* the per-command classes are counted once we know what ran */
 	note(w, B_MW_SPEC_PTR, m->spec_class != P_NULL && bad_ptr(m->spec_class));
 	if (!m->spec_used)
 		return;
 	note(w, B_MW_MAXEVENTS, sp->maxevents <= 0 ||
-				sp->maxevents > INT_MAX / 12);
+				sp->maxevents > EP_MAX_EVENTS);
 	note(w, B_MW_EVENTS_PTR, bad_ptr(m->events_class));
 	note(w, B_MW_CLOCKID, !clock_valid(sp->clockid));
 	note(w, B_MW_TIMEOUT, !timeout_valid(&sp->timeout));
@@ -786,82 +1586,64 @@ static void note_modwait(struct worker *w, const struct mw_call *m)
 	note(w, B_MW_SIGMASK_RANDOM, sp->sigmask && !bad_ptr(m->mask_class));
 }
 
-/* A call refused on its arguments must not have run any command. */
-static void untouched(struct worker *w, const struct mw_call *m)
+static void check_modwait(struct worker *w, const struct mw_call *m, int ret,
+			  int err, bool verify)
 {
-	int i;
+	struct mw_verdict v;
+	char set[128];
 
-	for (i = 0; i < m->cmds_n; i++)
-		if (m->cmds[i].error != SENTINEL) {
-			violation(w, V_FIELDS, "refused call (flags %#x, ncmds %d) wrote command %d's error (%d)",
-				  m->flags, m->ncmds, i, m->cmds[i].error);
-			return;
+	mw_verdict(m, &v);
+	if (m->ep.state == FS_UNSTABLE)
+		w->unsure_calls++;
+	if (!v.may_run) {
+		if (ret == -1 && in_set(v.refuse, err)) {
+			if (v.exact)
+				checked_exactly(w);
+		} else {
+			mw_violation(w, V_EXACT, m, ret, err,
+				     set_names(v.refuse, set, sizeof(set)));
 		}
+		untouched(w, m);
+		/* "nothing run" also means nothing applied */
+		if (m->own && m->cmds_n && verify)
+			own_verify(w, "a refused own epoll_mod_wait()");
+		return;
+	}
+	if (m->own)
+		checked_exactly(w);	/* every command's result is predicted */
+	check_fields(w, m, &v, ret, err);
+	if (m->own && ret == -1 && verify)
+		own_verify(w, "a failed own epoll_mod_wait()");
 }
 
 static void fuzz_modwait(struct worker *w)
 {
-	struct rng *r = &w->rng;
 	struct mw_call m = { 0 };
-	int ret, err, want;
+	bool verify;
+	int ret, err, i;
 
-	m.epfd = pick_epfd(r);
-	m.flags = chance(r, 3) ? (int)rnd(r) | 1 : 0;
-	m.ncmds = chance(r, 3) ? EPOLL_MOD_MAX_CMDS : pick_count(r, EPOLL_MOD_MAX_CMDS);
-	m.cmds_class = pick_class(r, 8);
-	m.cmds = class_ptr(m.cmds_class, &w->cmds,
-			   (m.ncmds > 0 ? m.ncmds : 1) * sizeof(*m.cmds));
-	if (m.ncmds == 0 && chance(r, 70))
-		m.cmds = NULL;
-	if (m.cmds_class == P_STRADDLE && m.ncmds > 0 &&
-	    m.ncmds <= EPOLL_MOD_MAX_CMDS)	/* last command half mapped */
-		m.cmds = (void *)(w->cmds.base + w->cmds.size -
-				  m.ncmds * sizeof(*m.cmds) + sizeof(*m.cmds) / 2);
-	if (m.cmds && (m.cmds_class == P_VALID || m.cmds_class == P_MISALIGNED)) {
-		m.cmds_n = m.ncmds > 0 && m.ncmds <= EPOLL_MOD_MAX_CMDS ? m.ncmds : 1;
-		fill_cmds(w, m.cmds, m.cmds_n);
-	}
-	m.spec_class = chance(r, 30) ? P_NULL : pick_class(r, 6);
-	m.spec = class_ptr(m.spec_class, &w->misc, sizeof(*m.spec));
-	if (m.spec_class == P_VALID || m.spec_class == P_MISALIGNED) {
-		m.spec_used = true;
-		fill_spec(w, &m);
-	} else if (m.spec_class == P_STRADDLE) {
-		memset(m.spec, 0, sizeof(*m.spec) / 2);
-	}
-
+	pick_modwait(w, &m);
+	verify = chance(&w->rng, 25);	/* drawn always: replays stay aligned */
 	w->calls[C_MODWAIT]++;
+	w->own_calls += m.own;
 	note_modwait(w, &m);
 	ret = epoll_mod_wait(m.epfd, m.flags, m.ncmds, m.cmds, m.spec);
 	err = errno;
 	count_errno(w, ret, err);
 	if (ret < 0 && err == EINTR)
 		w->eintr++;
+	settle(&m.ep);
+	for (i = 0; i < m.cmds_n; i++)
+		settle(&w->refs[i]);
 
 	if (ret < -1 || (ret == -1 && !in_set(mw_arg_errnos | mw_cmd_errnos |
 					      mw_wait_errnos, err))) {
-		violation(w, V_ERRNO, "epoll_mod_wait(%d, %#x, %d, %s, %s) = %d errno %d (%s)",
-			  m.epfd, m.flags, m.ncmds, ptr_name[m.cmds_class],
-			  ptr_name[m.spec_class], ret, err, strerror(err));
+		mw_violation(w, V_ERRNO, &m, ret, err, "a documented errno");
+		if (m.own)
+			own_verify(w, NULL);
 		return;
 	}
-	want = mw_expected(&m);
-	if (want && !(ret == -1 && err == -want)) {
-		violation(w, V_EXACT, "epoll_mod_wait(flags %#x, ncmds %d, cmds %s%s) = %d errno %d, want %s",
-			  m.flags, m.ncmds, ptr_name[m.cmds_class],
-			  m.cmds ? "" : " (NULL)", ret, ret < 0 ? err : 0,
-			  want == -EINVAL ? "EINVAL" : "EFAULT");
-		return;
-	}
-	if (!want && ret >= 0 && m.spec_used &&
-	    (!clock_valid(m.spec->clockid) || !timeout_valid(&m.spec->timeout)))
-		violation(w, V_EXACT, "wait accepted clock %d timeout {%lld, %lld}",
-			  m.spec->clockid, (long long)m.spec->timeout.tv_sec,
-			  (long long)m.spec->timeout.tv_nsec);
-	if (m.cmds_n && !want && m.ncmds > 0)
-		check_fields(w, &m, ret, err);
-	else if (m.cmds_n)
-		untouched(w, &m);
+	check_modwait(w, &m, ret, err, verify);
 	if (ret > 0 && m.spec_used && m.events_class == P_VALID)
 		check_events(w, "epoll_mod_wait", m.spec->events, ret,
 			     m.spec->maxevents);
@@ -874,15 +1656,27 @@ static void fuzz_modwait(struct worker *w)
 static void fuzz_wait(struct worker *w)
 {
 	struct epoll_event *ev = (struct epoll_event *)w->events.base;
-	int epfd = pick_epfd(&w->rng), ret, err;
+	struct fd_ref ep;
+	int ret, err, want = 0;
 
+	pick_epfd(&w->rng, &ep);
 	w->calls[C_WAIT]++;
-	ret = epoll_wait(epfd, ev, NR_EVENTS, 0);
+	ret = epoll_wait(ep.fd, ev, NR_EVENTS, 0);
 	err = errno;
 	count_errno(w, ret, err);
+	settle(&ep);
+	/* maxevents and the buffer are valid: only the fd can be wrong */
+	if (ep.state == FS_CLOSED)
+		want = EBADF;
+	else if (ep.state == FS_POLL || ep.state == FS_NO_POLL)
+		want = EINVAL;
 	if (ret < -1 || (ret == -1 && !in_set(wait_errnos, err)))
-		violation(w, V_ERRNO, "epoll_wait(%d) = %d errno %d (%s)", epfd,
+		violation(w, V_ERRNO, "epoll_wait(%d) = %d errno %d (%s)", ep.fd,
 			  ret, err, strerror(err));
+	else if (want && !(ret == -1 && err == want))
+		violation(w, V_EXACT, "epoll_wait(%d [%s]) = %d errno %d, want %s",
+			  ep.fd, state_name[ep.state], ret, ret < 0 ? err : 0,
+			  errno_names[want]);
 	else if (ret > 0)
 		check_events(w, "epoll_wait", ev, ret, NR_EVENTS);
 }
@@ -891,16 +1685,17 @@ static void fuzz_io(struct worker *w)
 {
 	uint64_t v = 1;
 	char buf[256];
-	int fd = pick_fd(&w->rng);
+	struct fd_ref ref;
 
+	pick_fd(&w->rng, &ref);
 	w->calls[C_IO]++;
-	if (fd < 0)
+	if (ref.fd < 0)
 		return;
 	/* results do not matter: this only makes events come and go */
 	if (chance(&w->rng, 55)) {
-		if (write(fd, &v, sizeof(v)) < 0)
+		if (write(ref.fd, &v, sizeof(v)) < 0)
 			errno = 0;
-	} else if (read(fd, buf, sizeof(buf)) < 0) {
+	} else if (read(ref.fd, buf, sizeof(buf)) < 0) {
 		errno = 0;
 	}
 }
@@ -991,7 +1786,7 @@ static int setup(unsigned int nthreads)
 		if (map_region(&w->cmds, (EPOLL_MOD_MAX_CMDS + 1) *
 				       sizeof(struct epoll_mod_cmd)) ||
 		    map_region(&w->events, 2 * NR_EVENTS * sizeof(struct epoll_event)) ||
-		    map_region(&w->misc, 1024))
+		    map_region(&w->misc, 1024) || open_own(&w->own))
 			return -1;
 	}
 	for (i = 0; i < POOL_SIZE; i++) {
@@ -999,23 +1794,24 @@ static int setup(unsigned int nthreads)
 
 		atomic_init(&pool[i].fd, -1);
 		atomic_init(&pool[i].peer, -1);
-		atomic_init(&pool[i].busy, false);
+		atomic_init(&pool[i].kind, K_DEVNULL);
+		atomic_init(&pool[i].gen, 0);
 		recycle(&r, i);
 	}
+	/* the never-open numbers must really be closed */
+	for (i = NEVER_OPEN_MIN; i < NEVER_OPEN_MIN + 100; i++)
+		if (fcntl(i, F_GETFD) != -1) {
+			errno = EEXIST;
+			return -1;
+		}
 	return 0;
 }
-
-static const char *const errno_names[64] = {
-	[EBADF] = "EBADF", [EEXIST] = "EEXIST", [EFAULT] = "EFAULT",
-	[EINTR] = "EINTR", [EINVAL] = "EINVAL", [ELOOP] = "ELOOP",
-	[ENOENT] = "ENOENT", [ENOMEM] = "ENOMEM", [ENOSPC] = "ENOSPC",
-	[EPERM] = "EPERM",
-};
 
 static void print_summary(unsigned int nthreads, double secs)
 {
 	unsigned long calls[NR_CALLS] = { 0 }, errs[64] = { 0 };
 	unsigned long ok = 0, evs = 0, cmds = 0, eintr = 0;
+	unsigned long exact = 0, unsure = 0, own = 0;
 	char line[1024];
 	int len, e;
 	unsigned int i, k;
@@ -1029,19 +1825,22 @@ static void print_summary(unsigned int nthreads, double secs)
 		evs += workers[i].events_seen;
 		cmds += workers[i].cmds_run;
 		eintr += workers[i].eintr;
+		exact += workers[i].exact_calls;
+		unsure += workers[i].unsure_calls;
+		own += workers[i].own_calls;
 		ksft_print_msg("thread %u: ctl=%lu modwait=%lu wait=%lu io=%lu recycle=%lu\n",
 			       i, workers[i].calls[C_CTL], workers[i].calls[C_MODWAIT],
 			       workers[i].calls[C_WAIT], workers[i].calls[C_IO],
 			       workers[i].calls[C_RECYCLE]);
 	}
 	len = snprintf(line, sizeof(line),
-		       "fuzz: seed=%llu threads=%u secs=%.1f calls=%lu ctl=%lu modwait=%lu wait=%lu io=%lu recycle=%lu open_failures=%lu ok=%lu cmds_run=%lu events=%lu violations=%lu errno:",
+		       "fuzz: seed=%llu threads=%u secs=%.1f calls=%lu ctl=%lu modwait=%lu wait=%lu io=%lu recycle=%lu open_failures=%lu ok=%lu cmds_run=%lu events=%lu own=%lu exact=%lu unstable=%lu violations=%lu errno:",
 		       (unsigned long long)seed, nthreads, secs,
 		       calls[C_CTL] + calls[C_MODWAIT] + calls[C_WAIT],
 		       calls[C_CTL], calls[C_MODWAIT], calls[C_WAIT],
 		       calls[C_IO], calls[C_RECYCLE],
-		       atomic_load(&open_failures), ok, cmds, evs,
-		       atomic_load(&violations));
+		       atomic_load(&open_failures), ok, cmds, evs, own, exact,
+		       unsure, atomic_load(&violations));
 	for (e = 1; e < 64 && len < (int)sizeof(line) - 32; e++)
 		if (errs[e])
 			len += snprintf(line + len, sizeof(line) - len, " %s=%lu",
@@ -1049,13 +1848,18 @@ static void print_summary(unsigned int nthreads, double secs)
 					errs[e]);
 	ksft_print_msg("%s\n", line);
 	for (k = 0; k < NR_BAD; k++) {
-		unsigned long n = 0;
+		unsigned long n = 0, x = 0;
 
-		for (i = 0; i < nthreads; i++)
+		for (i = 0; i < nthreads; i++) {
 			n += workers[i].bad[k];
+			x += workers[i].exact[k];
+		}
 		if (k == B_SIGNAL_SENT)
-			n = signals_sent;
-		ksft_print_msg("fuzz-class: %s calls=%lu\n", bad_name[k], n);
+			ksft_print_msg("fuzz-class: %s calls=%lu\n", bad_name[k],
+				       signals_sent);
+		else
+			ksft_print_msg("fuzz-class: %s calls=%lu exact=%lu\n",
+				       bad_name[k], n, x);
 	}
 	ksft_print_msg("fuzz-class: epoll_mod_wait.eintr calls=%lu\n", eintr);
 }

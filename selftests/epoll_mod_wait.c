@@ -929,12 +929,42 @@ FIXTURE_TEARDOWN(timeouts)
 }
 
 #define NR_TRIALS		21
+#define NR_ROUNDS		3
 #define PRECISION_NS		(200 * NSEC_PER_USEC)
 #define PRECISION_MEDIAN_NS	(1000 * NSEC_PER_USEC)
 
+/* One round of 21 waits of 200 us; returns the median, or -1 on error. */
+static long long precision_round(struct __test_metadata *_metadata, int ep,
+				 long long *mw_ns)
+{
+	struct epoll_wait_spec spec;
+	struct epoll_event ev[1];
+	long long t0;
+	int i, ret;
+
+	set_spec(&spec, ev, 1, CLOCK_MONOTONIC, 0, PRECISION_NS);
+	for (i = 0; i < NR_TRIALS; i++) {
+		t0 = now_ns(CLOCK_MONOTONIC);
+		ret = mw(ep, 0, 0, NULL, &spec);
+		mw_ns[i] = now_ns(CLOCK_MONOTONIC) - t0;
+		EXPECT_EQ(0, ret) TH_LOG("trial %d: %s", i,
+					 ret < 0 ? strerror(-ret) : "events");
+		/* Never early: this holds however slow the guest is. */
+		EXPECT_GE(mw_ns[i], PRECISION_NS)
+			TH_LOG("trial %d returned after %lld ns", i, mw_ns[i]);
+		if (ret)
+			return -1;
+	}
+	qsort(mw_ns, NR_TRIALS, sizeof(mw_ns[0]), cmp_ll);
+	return mw_ns[NR_TRIALS / 2];
+}
+
 /*
  * A 200 us timeout returns 0, never early, and with a median well below
- * the 1 ms that epoll_wait() cannot go under:
+ * the 1 ms that epoll_wait() cannot go under.  The median is a timing
+ * bound, so a busy TCG host gets up to NR_ROUNDS rounds: the test fails
+ * only if no round has its median below 1 ms (an early return fails at
+ * once, in any round):
  *
  *          t0
  *           | (mw [] + wait 200 us) x 21, (ew 1 ms) x 21
@@ -944,24 +974,24 @@ FIXTURE_TEARDOWN(timeouts)
  */
 TEST_F_TIMEOUT(timeouts, precision_200us, TEST_TIMEOUT_S)
 {
-	long long mw_ns[NR_TRIALS], ew_ns[NR_TRIALS], t0;
+	long long mw_ns[NR_TRIALS], ew_ns[NR_TRIALS], t0, median = -1;
 	struct epoll_wait_spec spec;
 	struct epoll_event ev[1];
-	int i, ret;
+	int i, ret, round;
 
 	set_spec(&spec, ev, 1, CLOCK_MONOTONIC, 0, PRECISION_NS);
 	/* Warm up: fault everything in. */
 	ASSERT_EQ(0, mw(self->ep, 0, 0, NULL, &spec));
 	ASSERT_EQ(0, epoll_wait(self->ep, ev, 1, 1));
 
-	for (i = 0; i < NR_TRIALS; i++) {
-		t0 = now_ns(CLOCK_MONOTONIC);
-		ret = mw(self->ep, 0, 0, NULL, &spec);
-		mw_ns[i] = now_ns(CLOCK_MONOTONIC) - t0;
-		ASSERT_EQ(0, ret) TH_LOG("trial %d: %s", i,
-					 ret < 0 ? strerror(-ret) : "events");
-		EXPECT_GE(mw_ns[i], PRECISION_NS)
-			TH_LOG("trial %d returned after %lld ns", i, mw_ns[i]);
+	for (round = 0; round < NR_ROUNDS; round++) {
+		median = precision_round(_metadata, self->ep, mw_ns);
+		ASSERT_GE(median, 0);
+		if (median < PRECISION_MEDIAN_NS)
+			break;
+		ksft_print_msg("round %d: median %lld us, not below 1 ms; %s\n",
+			       round, median / NSEC_PER_USEC,
+			       round + 1 < NR_ROUNDS ? "retrying" : "giving up");
 	}
 	for (i = 0; i < NR_TRIALS; i++) {
 		t0 = now_ns(CLOCK_MONOTONIC);
@@ -969,7 +999,6 @@ TEST_F_TIMEOUT(timeouts, precision_200us, TEST_TIMEOUT_S)
 		ew_ns[i] = now_ns(CLOCK_MONOTONIC) - t0;
 		EXPECT_EQ(0, ret);
 	}
-	qsort(mw_ns, NR_TRIALS, sizeof(mw_ns[0]), cmp_ll);
 	qsort(ew_ns, NR_TRIALS, sizeof(ew_ns[0]), cmp_ll);
 	ksft_print_msg("timeout: epoll_mod_wait 200us x%d: median %lld us (min %lld, max %lld); epoll_wait 1ms x%d: median %lld us (min %lld, max %lld)\n",
 		       NR_TRIALS, mw_ns[NR_TRIALS / 2] / NSEC_PER_USEC,
@@ -978,9 +1007,9 @@ TEST_F_TIMEOUT(timeouts, precision_200us, TEST_TIMEOUT_S)
 		       NR_TRIALS, ew_ns[NR_TRIALS / 2] / NSEC_PER_USEC,
 		       ew_ns[0] / NSEC_PER_USEC,
 		       ew_ns[NR_TRIALS - 1] / NSEC_PER_USEC);
-	EXPECT_LT(mw_ns[NR_TRIALS / 2], PRECISION_MEDIAN_NS)
-		TH_LOG("median %lld us, not below 1 ms",
-		       mw_ns[NR_TRIALS / 2] / NSEC_PER_USEC);
+	EXPECT_LT(median, PRECISION_MEDIAN_NS)
+		TH_LOG("median %lld us in each of %d rounds, not below 1 ms",
+		       median / NSEC_PER_USEC, NR_ROUNDS);
 }
 
 /*
@@ -1190,6 +1219,125 @@ TEST_F_TIMEOUT(clocks, woken, TEST_TIMEOUT_S)
 	EXPECT_EQ(DATA(7), ev[0].data.u64);
 }
 
+/*
+ * The wait is measured on the clock it names.  t1 moves CLOCK_REALTIME an
+ * hour forward while t0 waits 4 s: a REALTIME wait ends at once (today's
+ * semantics: its deadline is a point on CLOCK_REALTIME, see the man page),
+ * a MONOTONIC or BOOTTIME wait is not affected.  A kernel that measured
+ * every wait on CLOCK_MONOTONIC fails the first, one that armed every
+ * wait on CLOCK_REALTIME fails the others.  t1 puts the clock back.
+ *
+ *          t0                          t1
+ *           | (mw [] + wait 4 s      clock_settime(REALTIME, now + 1 h)
+ *          e0   on <clock>)          200 ms into the wait, then back
+ *           |
+ *          s0   (idle)
+ */
+#define JUMP_WAIT_S	4
+#define JUMP_S		3600
+#define JUMP_DELAY_NS	(200 * NSEC_PER_MSEC)
+
+struct clock_jumper {
+	pid_t tid;
+	int err;
+};
+
+/* Helper thread: no harness macros here. */
+static void *jumper_fn(void *arg)
+{
+	struct clock_jumper *j = arg;
+	long long deadline = now_ns(CLOCK_MONOTONIC) + NSEC_PER_SEC;
+	struct timespec ts;
+
+	sleep_ns(JUMP_DELAY_NS);
+	while (thread_state(j->tid) != 'S' &&
+	       now_ns(CLOCK_MONOTONIC) < deadline)
+		sleep_ns(NSEC_PER_MSEC);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += JUMP_S;
+	if (clock_settime(CLOCK_REALTIME, &ts))
+		j->err = errno;
+	return NULL;
+}
+
+static void clock_jump_back(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec -= JUMP_S;
+	clock_settime(CLOCK_REALTIME, &ts);
+}
+
+FIXTURE(clock_set) {
+	int ep;
+};
+
+FIXTURE_VARIANT(clock_set) {
+	clockid_t clockid;
+	bool ends_early;
+};
+
+FIXTURE_VARIANT_ADD(clock_set, realtime) {
+	.clockid = CLOCK_REALTIME, .ends_early = true,
+};
+FIXTURE_VARIANT_ADD(clock_set, monotonic) {
+	.clockid = CLOCK_MONOTONIC, .ends_early = false,
+};
+FIXTURE_VARIANT_ADD(clock_set, boottime) {
+	.clockid = CLOCK_BOOTTIME, .ends_early = false,
+};
+
+FIXTURE_SETUP(clock_set)
+{
+	struct timespec ts;
+
+	self->ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_GE(self->ep, 0);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (clock_settime(CLOCK_REALTIME, &ts) && errno == EPERM)
+		SKIP(return, "clock_settime(CLOCK_REALTIME) needs CAP_SYS_TIME");
+}
+
+FIXTURE_TEARDOWN(clock_set)
+{
+	close_fd(&self->ep);
+}
+
+TEST_F_TIMEOUT(clock_set, realtime_jump, TEST_TIMEOUT_S)
+{
+	struct clock_jumper j = { .tid = thread_tid() };
+	struct epoll_wait_spec spec;
+	struct epoll_event ev[1];
+	long long t0, elapsed;
+	pthread_t thr;
+	int ret;
+
+	set_spec(&spec, ev, 1, variant->clockid, JUMP_WAIT_S, 0);
+	t0 = now_ns(CLOCK_MONOTONIC);
+	ASSERT_EQ(0, pthread_create(&thr, NULL, jumper_fn, &j));
+	ret = mw(self->ep, 0, 0, NULL, &spec);
+	elapsed = now_ns(CLOCK_MONOTONIC) - t0;
+	ASSERT_EQ(0, pthread_join(thr, NULL));
+	if (!j.err)
+		clock_jump_back();
+	ASSERT_EQ(0, j.err) TH_LOG("clock_settime: %s", strerror(j.err));
+	ksft_print_msg("clock_set: clock=%d waited %lld ms of %d s across a %d s REALTIME jump\n",
+		       (int)variant->clockid, elapsed / NSEC_PER_MSEC,
+		       JUMP_WAIT_S, JUMP_S);
+	EXPECT_EQ(0, ret) TH_LOG("%s", ret < 0 ? strerror(-ret) : "events");
+	if (variant->ends_early) {
+		/* Under TCG the jump lands 0.2-1 s in: far from 4 s. */
+		EXPECT_LT(elapsed, (JUMP_WAIT_S - 1) * NSEC_PER_SEC)
+			TH_LOG("the REALTIME wait ignored the clock jump");
+	} else {
+		EXPECT_GE(elapsed, JUMP_WAIT_S * NSEC_PER_SEC)
+			TH_LOG("the wait ended %lld ms early: it followed CLOCK_REALTIME",
+			       (JUMP_WAIT_S * NSEC_PER_SEC - elapsed) /
+			       NSEC_PER_MSEC);
+	}
+}
+
 /* --- signal mask ---------------------------------------------------------- */
 
 /*
@@ -1205,6 +1353,7 @@ TEST_F_TIMEOUT(clocks, woken, TEST_TIMEOUT_S)
 #define SIG_WAIT_NS	(200 * NSEC_PER_MSEC)
 #define KILL_DELAY_NS	(20 * NSEC_PER_MSEC)
 #define KILL_WAIT_NS	(100 * NSEC_PER_MSEC)
+#define NR_SIG_ATTEMPTS	3
 
 /* Shared with the handler: volatile sig_atomic_t is what C asks for. */
 static volatile sig_atomic_t usr1_count, usr2_count;
@@ -1312,22 +1461,37 @@ TEST_F_TIMEOUT(signals, blocked_during_wait, TEST_TIMEOUT_S)
 	struct killer k = { .target = pthread_self(), .tid = thread_tid() };
 	struct epoll_wait_spec spec;
 	struct epoll_event ev[1];
-	long long t0, t1;
+	long long t0 = 0, t1 = 0;
+	int ret = -1, attempt;
 	pthread_t thr;
-	int ret;
 
 	ASSERT_EQ(0, set_blocked(SIGUSR1, false));
 	set_spec(&spec, ev, 1, CLOCK_MONOTONIC, 0, SIG_WAIT_NS);
 	spec.sigmask = &kmask;
 	spec.sigsetsize = EPOLL_MOD_SIGSETSIZE;
-	t0 = now_ns(CLOCK_MONOTONIC);
-	ASSERT_EQ(0, pthread_create(&thr, NULL, killer_fn, &k));
-	ret = mw(self->ep, 0, 0, NULL, &spec);
-	t1 = now_ns(CLOCK_MONOTONIC);
-	ASSERT_EQ(0, pthread_join(thr, NULL));
-	ASSERT_EQ(0, k.err);
+	/*
+	 * The signal must be sent during the wait for the test to say
+	 * anything.  A helper thread that a busy TCG host let run too late
+	 * makes an attempt inconclusive, not failed: try again, a bounded
+	 * number of times.
+	 */
+	for (attempt = 0; attempt < NR_SIG_ATTEMPTS; attempt++) {
+		usr1_count = 0;
+		usr1_ns = 0;
+		t0 = now_ns(CLOCK_MONOTONIC);
+		ASSERT_EQ(0, pthread_create(&thr, NULL, killer_fn, &k));
+		ret = mw(self->ep, 0, 0, NULL, &spec);
+		t1 = now_ns(CLOCK_MONOTONIC);
+		ASSERT_EQ(0, pthread_join(thr, NULL));
+		ASSERT_EQ(0, k.err);
+		if (k.sent_ns < t0 + SIG_WAIT_NS)
+			break;
+		ksft_print_msg("attempt %d: helper sent the signal after the wait, retrying\n",
+			       attempt);
+	}
 	ASSERT_LT(k.sent_ns, t0 + SIG_WAIT_NS)
-		TH_LOG("helper sent the signal after the wait: inconclusive");
+		TH_LOG("helper sent the signal after the wait in %d attempts: inconclusive",
+		       NR_SIG_ATTEMPTS);
 
 	EXPECT_EQ(0, ret) TH_LOG("%s: the blocked signal ended the wait",
 				 ret < 0 ? strerror(-ret) : "events");

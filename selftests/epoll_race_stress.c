@@ -27,7 +27,8 @@
  *    servers.  data.u64 = generation << 8 | channel.
  *  - P producer threads (-p, default 4) write unique 64-bit tokens,
  *    producer << 40 | sequence, one 8-byte write() per token (atomic for
- *    pipes, one datagram for sockets), or 1 to an eventfd (counted only).
+ *    pipes, one datagram for sockets), or 1 to an eventfd (counted only),
+ *    in bursts of 1..8 writes, only while the main thread's gate is open.
  *  - J churn threads (-j, default 2) pick a random channel and either
  *    flip its membership in a random instance (DEL, ADD with new random
  *    events), MOD it (allowed for plain items, EINVAL for exclusive ones),
@@ -49,24 +50,40 @@
  *    it exclusively, so no syscall can hit a reused fd number.  ADD, DEL,
  *    MOD and epoll_wait() run without it, concurrently with I/O.
  *
- * Phases and checks (TAP, one line each):
- *  1. run for -d seconds (STRESS_SECS if set, else 8) with every thread;
- *  2. stop producers, then churn; give the waiters STRANDED_MS to read
- *     what is left (what they cannot is reported as "stranded="), then
+ * Phases (the main thread; a gate lets the producers write or not):
+ *  1. churn: everything runs, for -d SECS less the time of phase 3;
+ *  2. settle: close the gate, stop and join churn; give the waiters
+ *     STRANDED_MS to read what is left (what they cannot is reported as
+ *     "unread_after_churn=": lost by design, see the caveats), then
  *     re-arm each channel once (DEL and ADD of one of its items: ADD polls
  *     the file and queues it if readable) and wait until everything
  *     written was read or drained at close;
- *  3. stable topology: the main thread writes a few tokens to every
- *     channel; they must all be read with no re-arm (a lost wakeup when
- *     nothing is deleted is a bug; re-arming afterwards tells a lost
- *     wakeup from lost data);
- *  4. stop and join the waiters.
- *  Then: no unexpected errno from any syscall; each token seen at most once
- *  (an atomic test-and-set in a bitmap), every written token seen, and no
- *  token that was never written; eventfd writes == reads + drained at
- *  close; every thread showed progress at least every HANG_MS and joined
- *  within JOIN_MS.  An alarm() prints "Bail out!" and exits 1 if even the
- *  main thread gets stuck.
+ *  3. no churn: for -q SECS the topology stays as phase 2 left it (no
+ *     ADD, DEL, MOD, close, epoll instance replaced or re-arm) while the
+ *     producers write in rounds of 1..128 ms.  After each round the gate
+ *     closes and every token and eventfd count written must be read
+ *     within -t SECS by the waiters' own epoll_wait()s.  What is not is
+ *     "stranded=" and fails the run: with nothing deleted a lost wakeup
+ *     is a bug.  Only then is the phase cut short and one re-arm tried,
+ *     to tell a lost wakeup from lost data.  Each round ends in silence,
+ *     so its last wakeups cannot be covered by later writes;
+ *  4. stop and join the producers, then the waiters.
+ *
+ * Checks (TAP, one line each, always in this order; the words before the
+ * colon name the check):
+ *  1 "syscalls:"                no syscall result the bookkeeping did not
+ *                               predict;
+ *  2 "settle:"                  phase 2 ended with everything accounted;
+ *  3 "no-churn: stranded=N"     phase 3: N == 0, and tokens did flow;
+ *  4 "tokens exactly once:"     each token seen at most once (an atomic
+ *                               test-and-set in a bitmap), every written
+ *                               token seen, none that was never written;
+ *  5 "eventfd counts balance:"  writes == reads + drained at close;
+ *  6 "watchdog: no thread hung" every thread showed progress at least
+ *                               every min(HANG_MS, -t) and joined within
+ *                               min(JOIN_MS, -t) of its stop.
+ * 3 to 5 are skipped once a thread hung.  An alarm() prints "Bail out!"
+ * and exits 1 if even the main thread gets stuck.
  *
  * Caveats
  * -------
@@ -87,24 +104,49 @@
  *  - The waiters use no timeout-driven sweep of the channels: a read only
  *    ever follows an event, so a lost wakeup cannot be papered over.
  *
- * Options: -d SECS -s SEED -w WAITERS -p PRODUCERS -c CHANNELS -j CHURNERS
- *          -t SETTLE_SECS (deadline of phases 2 and 3, default 30)
+ * Options: -d SECS   tokens flow for SECS, phases 1 and 3 together
+ *                    (default STRESS_SECS if set, else 8); phase 1 gets at
+ *                    least 1 s
+ *          -q SECS   phase 3 (default a quarter of -d, at least 1)
+ *          -t SECS   patience (default 30): deadline of phase 2 and of
+ *                    each phase 3 round, and the watchdog's bounds above
+ *          -s SEED -w WAITERS -p PRODUCERS -c CHANNELS -j CHURNERS
  *          -T TOKENS (cap per producer, default 16M; 2 MiB of bitmap each)
- *          -F FAULT: inject a fault to prove that the checks can fail:
- *             drop  a waiter reads one token and forgets it (missing),
- *             dup   a waiter reports one token twice (duplicate),
- *             hang  a waiter stops (no progress, never joins).
+ *          -F FAULT  inject a fault to prove that the checks can fail
+ *
+ * Faults.  Each fires once, at its first chance in phase 3 (so in a run
+ * of any length), and makes the binary exit 1 with, among the TAP lines:
+ *   drop  a waiter reads a token and forgets it; after its round's -t:
+ *           not ok 3 no-churn: stranded=1 of written=...
+ *           not ok 4 tokens exactly once: ... missing=1 bogus=0
+ *   dup   a waiter reports a token twice; only:
+ *           not ok 4 tokens exactly once: ... dup=1 missing=0 bogus=0
+ *   hang  a waiter stops in pause(), found by its heartbeat or by its
+ *         join, at most -q plus -t SECS after phase 3 started:
+ *           not ok 6 watchdog: no thread hung ...
+ *         and 3 to 5 are skipped.
+ * "-d 2 -t 3" is a short run: 1 s of each of phases 1 and 3; about 2 s
+ * with no fault or with dup, 5 with hang, 7 with drop (two waits of -t:
+ * the round's and the diagnostic re-arm's).
  *
  * Output: the seed first ("replay with -s"), the initial topology, then
  * per instance what reached it, and one summary line:
- *   # stress: seed= secs= ... tokens= (pipe and socket tokens written)
- *     eventfd= (eventfd counts written) drained_at_close= full= (EAGAIN
- *     writes) closes= (channels replaced) epoll_closes= (instances
- *     replaced) adds= (x= rr=) dels= mods= bad_adds= rearms= stranded=
- *     wakeups= (epoll_wait() > 0) events= stale= (old generation)
- *     empty= (event, nothing to read) timeouts= run_ms= total_ms=
+ *   # stress: seed= secs= quiet_secs= ... tokens= (pipe and socket tokens
+ *     written) eventfd= (eventfd counts written) drained_at_close= full=
+ *     (EAGAIN writes) closes= (channels replaced) epoll_closes=
+ *     (instances replaced) adds= (x= rr=) dels= mods= bad_adds= rearms=
+ *     unread_after_churn= (phase 2, before its re-arm) quiet_rounds=
+ *     quiet_written= (tokens and eventfd counts written in phase 3)
+ *     stranded= (of them never read) wakeups= (epoll_wait() > 0) events=
+ *     stale= (old generation) empty= (event, nothing to read) timeouts=
+ *     run_ms= (phase 1) quiet_ms= (phase 3, its waits included)
+ *     total_ms=
  *
  * The binary skips itself (exit 4) on a kernel without EPOLLROUNDROBIN.
+ * Set EPOLL_WAKE_NOPROBE=1 in the environment to bypass that probe, e.g.
+ * on an unpatched kernel: then no item is round-robin and no ADD that
+ * relies on the series to fail is tried; EPOLLEXCLUSIVE alone has been
+ * upstream since v4.5.
  *
  * Diagram legend (style of filesystems/epoll/epoll_wakeup_test.c):
  *   tN   waiter thread, (ew) epoll_wait() on its own eN
@@ -144,13 +186,15 @@
 #define WAIT_MS		50	/* epoll_wait() bound, see "Lost by design" */
 #define HANG_MS		30000	/* no sign of life for that long: hung */
 #define JOIN_MS		10000	/* a stopped thread must be gone by then */
+#define DIAG_MS		5000	/* a re-arm after a failure, to diagnose it */
 #define SEQ_BITS	40	/* token = producer << SEQ_BITS | sequence */
 #define PIPE_BATCH	512	/* tokens per pipe read() */
 #define READ_LOOPS	1024	/* read()s per event while producers run */
-#define STABLE_ROUNDS	8	/* phase 3: tokens per channel */
+#define ROUND_LOG2_MS	7	/* phase 3 rounds: 1 << 0..7 ms of writes */
 #define STRANDED_MS	2000	/* phase 2: grace period before the re-arm */
 #define MAX_REPORTS	20	/* error lines printed; the rest only counted */
 #define BITS_PER_WORD	(8 * sizeof(unsigned long))
+#define NOPROBE_ENV	"EPOLL_WAKE_NOPROBE"	/* as in wake_common.h */
 
 enum chan_kind { CH_PIPE, CH_EVENTFD, CH_DGRAM };
 static const char kind_letter[] = "peu";
@@ -202,8 +246,11 @@ static struct {
 
 static struct {
 	int secs, waiters, producers, channels, churners, settle_secs;
+	int churn_secs, quiet_secs;	/* phases 1 and 3, from -d and -q */
+	int hang_ms, join_ms;		/* watchdog, capped by -t */
 	uint64_t seed, cap;
 	enum fault fault;
+	bool no_rr;			/* probe bypassed: exclusive only */
 } cfg = {
 	.secs = 8, .waiters = 4, .producers = 4, .channels = 6,
 	.churners = 2, .settle_secs = 30, .cap = 1ULL << 24,
@@ -213,10 +260,15 @@ static int epfd[MAX_WAITERS];
 static struct chan chans[MAX_CHANNELS];
 static struct thread threads[MAX_THREADS];
 static int nthreads;
-static unsigned long *seen;		/* (producers + 1) * cap bits */
-static uint64_t written[MAX_PRODUCERS + 1]; /* last one: main thread */
+static unsigned long *seen;		/* producers * cap bits */
+static uint64_t written[MAX_PRODUCERS];
 static int stop_producers, stop_churn, stop_waiters;
-static int fault_armed = 1;
+/*
+ * The producers' gate: they start a burst only while it is open, and
+ * count themselves in writers while in one.  See gate_enter().
+ */
+static int gate_open = 1, writers;
+static int fault_armed;			/* set when phase 3 starts */
 static bool hung;
 static char alarm_msg[128];
 
@@ -311,7 +363,7 @@ static void see_token(uint64_t tok, int c, bool at_close)
 	unsigned long bit, old;
 	uint64_t idx;
 
-	if (p > (uint64_t)cfg.producers || seq >= cfg.cap) {
+	if (p >= (uint64_t)cfg.producers || seq >= cfg.cap) {
 		if (ADD(bogus, 1) < MAX_REPORTS)
 			ksft_print_msg("bogus token %#llx from s%d%s\n",
 				       (unsigned long long)tok, c,
@@ -328,12 +380,16 @@ static void see_token(uint64_t tok, int c, bool at_close)
 			       c, at_close ? " (drained at close)" : "");
 }
 
-/* -F drop and -F dup: the first waiter past 1000 tokens misbehaves once. */
+/*
+ * -F: the first waiter to get the chance misbehaves, once.  Armed only in
+ * phase 3, which every run reaches and which is where a lost token must
+ * be caught without help.
+ */
 static bool fault_fires(enum fault f)
 {
 	int armed = 1;
 
-	if (cfg.fault != f || GET(tok_read) < 1000)
+	if (cfg.fault != f)
 		return false;
 	return __atomic_compare_exchange_n(&fault_armed, &armed, 0, false,
 					   __ATOMIC_RELAXED, __ATOMIC_RELAXED);
@@ -491,7 +547,7 @@ static uint32_t random_events(uint64_t *rng)
 
 	if (r >= 2)
 		ev |= EPOLLEXCLUSIVE;
-	if (r >= 9)
+	if (r >= 9 && !cfg.no_rr)
 		ev |= EPOLLROUNDROBIN;
 	if (!rnd_below(rng, 4))
 		ev |= EPOLLET;
@@ -580,7 +636,9 @@ static void item_bad_add(struct chan *ch, int c, int w, uint64_t *rng)
 		EPOLLIN | XRR | EPOLLONESHOT,
 		EPOLLIN | XRR | EPOLLRDHUP,
 	};
-	uint32_t ev = bad[rnd_below(rng, 4)];
+	/* without the series a lone EPOLLROUNDROBIN is ignored, not refused */
+	int first = cfg.no_rr ? 1 : 0;
+	uint32_t ev = bad[first + rnd_below(rng, 4 - first)];
 	int ret;
 
 	ret = ctl(epfd[w], EPOLL_CTL_ADD, ch->rd, ev, chan_data(ch, c));
@@ -719,6 +777,27 @@ static int write_token(struct chan *ch, int c, unsigned int p, uint64_t seq)
 	return -1;
 }
 
+/*
+ * Start a burst if the gate is open.  Both sides are sequentially
+ * consistent: a producer counts itself in writers, then reads gate_open;
+ * gate_close() clears gate_open, then reads writers.  So once the main
+ * thread saw no writer, no burst can start until it opens the gate again,
+ * and written[] and ev_written stay put.
+ */
+static bool gate_enter(void)
+{
+	__atomic_fetch_add(&writers, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&gate_open, __ATOMIC_SEQ_CST))
+		return true;
+	__atomic_fetch_sub(&writers, 1, __ATOMIC_SEQ_CST);
+	return false;
+}
+
+static void gate_leave(void)
+{
+	__atomic_fetch_sub(&writers, 1, __ATOMIC_SEQ_CST);
+}
+
 /* A burst of 1..8 writes to one random channel. */
 static bool produce_burst(struct thread *t, uint64_t *seq)
 {
@@ -747,9 +826,17 @@ static void *producer_main(void *arg)
 {
 	struct thread *t = arg;
 	uint64_t seq = 0;
+	bool more;
 
 	while (!STOPPED(stop_producers)) {
-		if (!produce_burst(t, &seq)) {
+		if (!gate_enter()) {
+			beat(t, "gate closed");
+			usleep(1000);
+			continue;
+		}
+		more = produce_burst(t, &seq);
+		gate_leave();
+		if (!more) {
 			ksft_print_msg("%s: token cap %llu reached\n", t->name,
 				       (unsigned long long)cfg.cap);
 			break;
@@ -788,7 +875,12 @@ static void handle_event(struct thread *t, const struct epoll_event *ev)
 		ADD(stale, 1);
 		return;
 	}
-	loops = STOPPED(stop_producers) ? UINT32_MAX : READ_LOOPS;
+	/*
+	 * Once churn stopped, read to EAGAIN: an edge-triggered item left
+	 * with data is not reported again before the next write, and the
+	 * end of a phase 3 round has none.
+	 */
+	loops = STOPPED(stop_churn) ? UINT32_MAX : READ_LOOPS;
 	n = chan_drain(t, ch, c, false, loops);
 	pthread_rwlock_unlock(&ch->life);
 	if (!n)
@@ -839,6 +931,15 @@ unlock:
 		pthread_mutex_unlock(&chans[c].topo);
 }
 
+/* -F hang: stop for good, beating no more and never returning. */
+static void __noreturn waiter_hang(struct thread *t)
+{
+	ksft_print_msg("fault: %s stops\n", t->name);
+	beat(t, "fault: hang");
+	for (;;)
+		pause();
+}
+
 static void *waiter_main(void *arg)
 {
 	struct thread *t = arg;
@@ -846,6 +947,9 @@ static void *waiter_main(void *arg)
 	int i, n, max, timeout;
 
 	while (!STOPPED(stop_waiters)) {
+		/* before any event: it must not depend on this instance's items */
+		if (fault_fires(F_HANG))
+			waiter_hang(t);
 		/*
 		 * Mostly a bounded sleep; sometimes a non-blocking poll, which
 		 * never consumes an exclusive wakeup.  A short array leaves
@@ -876,13 +980,6 @@ static void *waiter_main(void *arg)
 		if (cfg.churners && !rnd_below(&t->rng, 512) &&
 		    !STOPPED(stop_churn))
 			waiter_replace_epoll(t);
-		if (cfg.fault == F_HANG && t->idx == 0 &&
-		    GET(tok_read) > 1000) {
-			ksft_print_msg("fault: %s stops\n", t->name);
-			beat(t, "fault: hang");
-			for (;;)
-				pause();
-		}
 	}
 	return NULL;
 }
@@ -917,7 +1014,7 @@ static void start_thread(enum role role, int idx, void *(*fn)(void *))
 	t->running = true;
 }
 
-/* Every running thread must show a sign of life every HANG_MS. */
+/* Every running thread must show a sign of life every cfg.hang_ms. */
 static bool check_heartbeats(void)
 {
 	long long now = now_ms(), age;
@@ -929,7 +1026,7 @@ static bool check_heartbeats(void)
 		if (!t->running || __atomic_load_n(&t->exited, __ATOMIC_ACQUIRE))
 			continue;
 		age = now - __atomic_load_n(&t->beat, __ATOMIC_RELAXED);
-		if (age > HANG_MS && !t->hang_reported) {
+		if (age > cfg.hang_ms && !t->hang_reported) {
 			t->hang_reported = true;
 			ksft_print_msg("hang: %s no progress for %lld ms, in %s\n",
 				       t->name, age,
@@ -941,19 +1038,27 @@ static bool check_heartbeats(void)
 	return !hung;
 }
 
-/* Wait until @done() or @ms elapsed; false on timeout or hang. */
+/*
+ * Wait until @done() or @ms elapsed; false on timeout or hang.  Polls
+ * after 1 ms, then backs off to 20 ms: a phase 3 round that delivers at
+ * once costs no more than it takes.
+ */
 static bool watch(long long ms, bool (*done)(void))
 {
-	long long end = now_ms() + ms;
+	long long end = now_ms() + ms, left;
+	long long nap_us = 1000;
 
 	for (;;) {
 		if (done && done())
 			return true;
 		if (!check_heartbeats())
 			return false;
-		if (now_ms() >= end)
+		left = end - now_ms();
+		if (left <= 0)
 			return !done;
-		usleep(20000);
+		usleep(nap_us < left * 1000 ? nap_us : left * 1000);
+		if (nap_us < 20000)
+			nap_us *= 2;
 	}
 }
 
@@ -963,7 +1068,12 @@ static bool join_role(enum role role)
 	int i, ret;
 
 	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += JOIN_MS / 1000;
+	dl.tv_sec += cfg.join_ms / 1000;
+	dl.tv_nsec += cfg.join_ms % 1000 * 1000000L;
+	if (dl.tv_nsec >= 1000000000L) {
+		dl.tv_sec++;
+		dl.tv_nsec -= 1000000000L;
+	}
 	for (i = 0; i < nthreads; i++) {
 		struct thread *t = &threads[i];
 
@@ -972,7 +1082,7 @@ static bool join_role(enum role role)
 		ret = pthread_timedjoin_np(t->th, NULL, &dl);
 		if (ret) {
 			ksft_print_msg("hang: %s not finished %d ms after stop, in %s\n",
-				       t->name, JOIN_MS,
+				       t->name, cfg.join_ms,
 				       __atomic_load_n(&t->doing,
 						       __ATOMIC_RELAXED));
 			hung = true;
@@ -998,7 +1108,7 @@ static uint64_t tokens_written(void)
 	uint64_t sum = 0;
 	int p;
 
-	for (p = 0; p <= cfg.producers; p++)
+	for (p = 0; p < cfg.producers; p++)
 		sum += __atomic_load_n(&written[p], __ATOMIC_RELAXED);
 	return sum;
 }
@@ -1092,25 +1202,32 @@ static void rearm_all(void)
 	}
 }
 
-/* Phase 3: a few events per channel with no churn; none may get lost. */
-static void stable_writes(void)
+static bool no_writer(void)
 {
-	int p = cfg.producers, r, c;
-	struct chan *ch;
+	return !__atomic_load_n(&writers, __ATOMIC_SEQ_CST);
+}
 
-	for (r = 0; r < STABLE_ROUNDS; r++) {
-		for (c = 0; c < cfg.channels; c++) {
-			ch = &chans[c];
-			pthread_rwlock_rdlock(&ch->life);
-			if (ch->wr >= 0 &&
-			    write_token(ch, c, p, written[p]) == 1)
-				__atomic_store_n(&written[p], written[p] + 1,
-						 __ATOMIC_RELAXED);
-			pthread_rwlock_unlock(&ch->life);
-			/* let the waiters go back to sleep in between */
-			usleep(2000);
-		}
-	}
+/*
+ * Close the producers' gate and wait until none is inside a burst.  A
+ * burst is a few non-blocking write()s: one still running after
+ * cfg.join_ms is stuck.
+ */
+static bool gate_close(void)
+{
+	__atomic_store_n(&gate_open, 0, __ATOMIC_SEQ_CST);
+	if (watch(cfg.join_ms, no_writer))
+		return true;
+	if (!hung)
+		ksft_print_msg("hang: a producer still writing %d ms after the gate closed\n",
+			       cfg.join_ms);
+	hung = true;
+	return false;
+}
+
+/* Tokens and eventfd counts written so far. */
+static uint64_t units_written(void)
+{
+	return tokens_written() + GET(ev_written);
 }
 
 /*
@@ -1138,7 +1255,7 @@ static void setup(void)
 	size_t words;
 	int c, w, ret;
 
-	words = (cfg.producers + 1) * (cfg.cap / BITS_PER_WORD);
+	words = cfg.producers * (cfg.cap / BITS_PER_WORD);
 	seen = calloc(words, sizeof(*seen));
 	if (!seen)
 		ksft_exit_fail_msg("bitmap of %zu words: out of memory\n",
@@ -1189,10 +1306,20 @@ static void print_topology(void)
 	}
 }
 
-/* EINVAL for an exclusive round-robin ADD: this kernel lacks the series. */
+/*
+ * EINVAL for an exclusive round-robin ADD: this kernel lacks the series.
+ * Bypassed on request, to run the exclusive-only stress anywhere.
+ */
 static void probe_or_skip(void)
 {
 	int ep, rd = -1, wr = -1, ret;
+
+	if (getenv(NOPROBE_ENV)) {
+		cfg.no_rr = true;
+		ksft_print_msg("%s set: probe bypassed, no round-robin item\n",
+			       NOPROBE_ENV);
+		return;
+	}
 
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	if (ep < 0 || open_pipe(&rd, &wr))
@@ -1210,10 +1337,12 @@ static void probe_or_skip(void)
 static void bad_args(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [-d secs] [-s seed] [-w waiters] [-p producers]\n"
-		"          [-c channels] [-j churners] [-t settle_secs]\n"
-		"          [-T tokens_per_producer] [-F drop|dup|hang]\n"
-		"  STRESS_SECS in the environment sets the default of -d\n",
+		"usage: %s [-d secs] [-q no_churn_secs] [-t patience_secs]\n"
+		"          [-s seed] [-w waiters] [-p producers] [-c channels]\n"
+		"          [-j churners] [-T tokens_per_producer]\n"
+		"          [-F drop|dup|hang]\n"
+		"  STRESS_SECS in the environment sets the default of -d;\n"
+		"  a short run, faults included: -d 2 -t 3\n",
 		prog);
 	exit(KSFT_FAIL);
 }
@@ -1228,6 +1357,24 @@ static int arg_int(const char *s, int min, int max, const char *prog)
 	return v;
 }
 
+/*
+ * -d is shared by phases 1 and 3, so that a time budget (make stress)
+ * stays one; -t caps the watchdog too, so that a short run (-d 2 -t 3)
+ * finds a hung thread within seconds.
+ */
+static void split_time(void)
+{
+	if (cfg.quiet_secs < 0)
+		cfg.quiet_secs = cfg.secs / 4 > 1 ? cfg.secs / 4 : 1;
+	cfg.churn_secs = cfg.secs - cfg.quiet_secs;
+	if (cfg.churn_secs < 1)
+		cfg.churn_secs = 1;
+	cfg.hang_ms = cfg.settle_secs * 1000 < HANG_MS ?
+		      cfg.settle_secs * 1000 : HANG_MS;
+	cfg.join_ms = cfg.settle_secs * 1000 < JOIN_MS ?
+		      cfg.settle_secs * 1000 : JOIN_MS;
+}
+
 static void parse_args(int argc, char **argv)
 {
 	const char *env = getenv("STRESS_SECS");
@@ -1235,12 +1382,17 @@ static void parse_args(int argc, char **argv)
 	char *end;
 	int opt;
 
+	cfg.quiet_secs = -1;
+
 	if (env && *env)
 		cfg.secs = arg_int(env, 1, 86400, argv[0]);
-	while ((opt = getopt(argc, argv, "d:s:w:p:c:j:t:T:F:h")) != -1) {
+	while ((opt = getopt(argc, argv, "d:q:s:w:p:c:j:t:T:F:h")) != -1) {
 		switch (opt) {
 		case 'd':
 			cfg.secs = arg_int(optarg, 1, 86400, argv[0]);
+			break;
+		case 'q':
+			cfg.quiet_secs = arg_int(optarg, 1, 86400, argv[0]);
 			break;
 		case 's':
 			cfg.seed = strtoull(optarg, &end, 0);
@@ -1290,10 +1442,21 @@ static void parse_args(int argc, char **argv)
 		bad_args(argv[0]);
 	if (!have_seed)
 		cfg.seed = splitmix64((uint64_t)time(NULL) << 20 ^ getpid());
+	split_time();
 }
 
-static void print_summary(long long run_ms, long long total_ms,
-			  uint64_t stranded)
+/* What the phases found, for the summary and the TAP lines. */
+struct outcome {
+	bool reached_settle, settled, reached_quiet;
+	uint64_t unread_after_churn;	/* phase 2, before its re-arm */
+	uint64_t quiet_written;		/* phase 3: tokens + eventfd counts */
+	uint64_t stranded;		/* of them not read: must be 0 */
+	int quiet_rounds;
+	uint64_t missing, unwritten;
+	long long run_ms, quiet_ms;
+};
+
+static void print_summary(const struct outcome *o, long long total_ms)
 {
 	int i;
 
@@ -1308,9 +1471,9 @@ static void print_summary(long long run_ms, long long total_ms,
 			       (unsigned long long)t->tokens,
 			       (unsigned long long)t->evcount);
 	}
-	ksft_print_msg("stress: seed=%llu secs=%d waiters=%d producers=%d channels=%d churners=%d tokens=%llu eventfd=%llu drained_at_close=%llu full=%llu closes=%llu epoll_closes=%llu adds=%llu (x=%llu rr=%llu) dels=%llu mods=%llu bad_adds=%llu rearms=%llu stranded=%llu wakeups=%llu events=%llu stale=%llu empty=%llu timeouts=%llu run_ms=%lld total_ms=%lld\n",
-		       (unsigned long long)cfg.seed, cfg.secs, cfg.waiters,
-		       cfg.producers, cfg.channels, cfg.churners,
+	ksft_print_msg("stress: seed=%llu secs=%d quiet_secs=%d waiters=%d producers=%d channels=%d churners=%d tokens=%llu eventfd=%llu drained_at_close=%llu full=%llu closes=%llu epoll_closes=%llu adds=%llu (x=%llu rr=%llu) dels=%llu mods=%llu bad_adds=%llu rearms=%llu unread_after_churn=%llu quiet_rounds=%d quiet_written=%llu stranded=%llu wakeups=%llu events=%llu stale=%llu empty=%llu timeouts=%llu run_ms=%lld quiet_ms=%lld total_ms=%lld\n",
+		       (unsigned long long)cfg.seed, cfg.secs, cfg.quiet_secs,
+		       cfg.waiters, cfg.producers, cfg.channels, cfg.churners,
 		       (unsigned long long)tokens_written(),
 		       (unsigned long long)GET(ev_written),
 		       (unsigned long long)(GET(tok_drained) + GET(ev_drained)),
@@ -1324,28 +1487,22 @@ static void print_summary(long long run_ms, long long total_ms,
 		       (unsigned long long)GET(mods),
 		       (unsigned long long)GET(bad_adds),
 		       (unsigned long long)GET(rearms),
-		       (unsigned long long)stranded,
+		       (unsigned long long)o->unread_after_churn,
+		       o->quiet_rounds,
+		       (unsigned long long)o->quiet_written,
+		       (unsigned long long)o->stranded,
 		       (unsigned long long)GET(wakeups),
 		       (unsigned long long)GET(events),
 		       (unsigned long long)GET(stale),
 		       (unsigned long long)GET(empty),
 		       (unsigned long long)GET(timeouts),
-		       run_ms, total_ms);
+		       o->run_ms, o->quiet_ms, total_ms);
 }
 
-/* What the phases found, for the TAP lines. */
-struct outcome {
-	bool reached_settle, settled, reached_stable, stable;
-	uint64_t stranded, missing, unwritten;
-	long long run_ms;
-};
-
-/* Phase 2: stop producers and churn, re-arm once, wait for all data. */
+/* Phase 2: stop the writes and churn, re-arm once, wait for all data. */
 static void phase_settle(struct outcome *o)
 {
-	__atomic_store_n(&stop_producers, 1, __ATOMIC_RELEASE);
-	if (!hung)
-		join_role(R_PRODUCER);
+	gate_close();
 	__atomic_store_n(&stop_churn, 1, __ATOMIC_RELEASE);
 	if (!hung)
 		join_role(R_CHURN);
@@ -1358,63 +1515,114 @@ static void phase_settle(struct outcome *o)
 	 * waiter harvested them ("Lost by design").
 	 */
 	if (!watch(STRANDED_MS, all_accounted) && !hung)
-		o->stranded = unaccounted();
+		o->unread_after_churn = unaccounted();
 	rearm_all();
 	o->settled = watch(cfg.settle_secs * 1000LL, all_accounted);
 	if (!o->settled)
 		print_balance("settle timed out");
 }
 
-/* Phase 3: stable topology, no re-arm: every wakeup must land. */
-static void phase_stable(struct outcome *o)
+/*
+ * One round of phase 3: the producers write for 1..128 ms, then the gate
+ * closes and the waiters must read all of it within -t seconds, woken
+ * only by the writes themselves.  False ends the phase: something was
+ * stranded, or a thread hung.
+ */
+static bool quiet_round(struct outcome *o, uint64_t *rng)
 {
+	long long ms = 1LL << rnd_below(rng, ROUND_LOG2_MS + 1);
+
+	__atomic_store_n(&gate_open, 1, __ATOMIC_SEQ_CST);
+	watch(ms, NULL);
+	if (!gate_close())
+		return false;
+	o->quiet_rounds++;
+	if (watch(cfg.settle_secs * 1000LL, all_accounted))
+		return true;
+	if (hung)
+		return false;
+	o->stranded = unaccounted();
+	ksft_print_msg("no-churn round %d: stranded=%llu (tokens and eventfd counts) still unread %d s after the writes stopped, with no churn and no re-arm\n",
+		       o->quiet_rounds, (unsigned long long)o->stranded,
+		       cfg.settle_secs);
+	print_balance("no-churn round timed out");
+	return false;
+}
+
+/*
+ * Phase 3: the topology phase 2 left, tokens flowing in rounds.  After
+ * the first stranded round, one re-arm: ADD polls the file, so if that
+ * delivers the rest, a wakeup was lost; if not, the data was.
+ */
+static void phase_quiet(struct outcome *o)
+{
+	uint64_t rng = splitmix64(cfg.seed ^ 0x9e1e7) | 1, before;
+	int diag_ms = cfg.settle_secs * 1000 < DIAG_MS ?
+		      cfg.settle_secs * 1000 : DIAG_MS;
+	long long t0, end;
+
 	if (hung || !o->settled)
 		return;
-	o->reached_stable = true;
-	stable_writes();
-	o->stable = watch(cfg.settle_secs * 1000LL, all_accounted);
-	if (o->stable || hung)
+	o->reached_quiet = true;
+	before = units_written();
+	__atomic_store_n(&fault_armed, 1, __ATOMIC_RELAXED);
+	t0 = now_ms();
+	end = t0 + cfg.quiet_secs * 1000LL;
+	while (now_ms() < end && quiet_round(o, &rng))
+		;
+	o->quiet_ms = now_ms() - t0;
+	o->quiet_written = units_written() - before;
+	if (!o->stranded || hung)
 		return;
-	print_balance("stable round timed out");
 	rearm_all();
 	ksft_print_msg("after a re-arm: %s\n",
-		       watch(5000, all_accounted) ?
+		       watch(diag_ms, all_accounted) ?
 		       "all delivered: a wakeup was lost" :
 		       "still missing: data was lost");
 }
 
-/* Phase 4: stop the waiters; only then can the bitmap be checked. */
+/* Phase 4: stop everyone; only then can the bitmap be checked. */
 static void phase_finish(struct outcome *o)
 {
 	int p;
 
+	__atomic_store_n(&stop_producers, 1, __ATOMIC_RELEASE);
+	if (!hung)
+		join_role(R_PRODUCER);
 	__atomic_store_n(&stop_waiters, 1, __ATOMIC_RELEASE);
 	if (!hung)
 		join_role(R_WAITER);
 	check_heartbeats();
 	if (hung)
 		return;
-	for (p = 0; p <= cfg.producers; p++)
+	for (p = 0; p < cfg.producers; p++)
 		scan_producer(p, &o->missing, &o->unwritten);
 }
 
-static void report_results(const struct outcome *o)
+static const char not_checked[] = "not checked, a thread is still running";
+
+/* TAP line 3: in a stable topology nothing may be left unread. */
+static void report_quiet(const struct outcome *o)
+{
+	if (!o->reached_quiet)
+		ksft_test_result_skip("no-churn: not reached\n");
+	else if (hung)
+		ksft_test_result_skip("no-churn: %s\n", not_checked);
+	else
+		ksft_test_result(!o->stranded && o->quiet_written,
+				 "no-churn: stranded=%llu of written=%llu (tokens and eventfd counts) in rounds=%d over %lld ms; each must be read within %d s, with no re-arm\n",
+				 (unsigned long long)o->stranded,
+				 (unsigned long long)o->quiet_written,
+				 o->quiet_rounds, o->quiet_ms,
+				 cfg.settle_secs);
+}
+
+/* TAP lines 4 and 5: the bitmap and the eventfd balance. */
+static void report_counts(const struct outcome *o)
 {
 	uint64_t wr = tokens_written(), rd = GET(tok_read);
 	uint64_t dr = GET(tok_drained), bad = GET(bogus) + o->unwritten;
-	static const char *not_checked = "not checked, a thread is still running";
 
-	ksft_test_result(!GET(errors), "syscalls: no unexpected result (%llu)\n",
-			 (unsigned long long)GET(errors));
-	if (o->reached_settle)
-		ksft_test_result(o->settled, "settle: all data delivered within %d s after churn stopped\n",
-				 cfg.settle_secs);
-	else
-		ksft_test_result_skip("settle: not reached\n");
-	if (o->reached_stable)
-		ksft_test_result(o->stable, "stable topology: no lost wakeup\n");
-	else
-		ksft_test_result_skip("stable topology: not reached\n");
 	if (hung)
 		ksft_test_result_skip("tokens exactly once: %s\n", not_checked);
 	else
@@ -1433,13 +1641,31 @@ static void report_results(const struct outcome *o)
 				 (unsigned long long)GET(ev_written),
 				 (unsigned long long)GET(ev_read),
 				 (unsigned long long)GET(ev_drained));
-	ksft_test_result(!hung, "no thread hung\n");
 }
 
-/* Arm an alarm() as the last resort if even the main thread gets stuck. */
+static void report_results(const struct outcome *o)
+{
+	ksft_test_result(!GET(errors), "syscalls: no unexpected result (%llu)\n",
+			 (unsigned long long)GET(errors));
+	if (o->reached_settle)
+		ksft_test_result(o->settled, "settle: all data delivered within %d s after churn stopped\n",
+				 cfg.settle_secs);
+	else
+		ksft_test_result_skip("settle: not reached\n");
+	report_quiet(o);
+	report_counts(o);
+	ksft_test_result(!hung, "watchdog: no thread hung (progress every %d ms, joined within %d ms)\n",
+			 cfg.hang_ms, cfg.join_ms);
+}
+
+/*
+ * Arm an alarm() as the last resort if even the main thread gets stuck:
+ * phases 1 and 3, phase 2's grace, and every other wait at its bound.
+ */
 static void arm_alarm(void)
 {
-	int budget = cfg.secs + 2 * cfg.settle_secs + 4 * JOIN_MS / 1000 + 60;
+	int budget = cfg.churn_secs + cfg.quiet_secs + STRANDED_MS / 1000 +
+		     3 * cfg.settle_secs + 5 * (cfg.join_ms / 1000 + 1) + 60;
 
 	snprintf(alarm_msg, sizeof(alarm_msg),
 		 "Bail out! hang: still running after %d s (seed=%llu)\n",
@@ -1472,9 +1698,10 @@ int main(int argc, char **argv)
 	ksft_print_header();
 	probe_or_skip();
 	ksft_set_plan(6);
-	ksft_print_msg("seed=%llu (replay with -s %llu) secs=%d waiters=%d producers=%d channels=%d churners=%d%s\n",
+	ksft_print_msg("seed=%llu (replay with -s %llu) secs=%d (churn %d, no churn %d) patience=%d waiters=%d producers=%d channels=%d churners=%d%s\n",
 		       (unsigned long long)cfg.seed,
-		       (unsigned long long)cfg.seed, cfg.secs, cfg.waiters,
+		       (unsigned long long)cfg.seed, cfg.secs, cfg.churn_secs,
+		       cfg.quiet_secs, cfg.settle_secs, cfg.waiters,
 		       cfg.producers, cfg.channels, cfg.churners,
 		       fault_name[cfg.fault]);
 	arm_alarm();
@@ -1489,15 +1716,15 @@ int main(int argc, char **argv)
 		start_thread(R_CHURN, i, churn_main);
 	for (i = 0; i < cfg.producers; i++)
 		start_thread(R_PRODUCER, i, producer_main);
-	watch(cfg.secs * 1000LL, NULL);
+	watch(cfg.churn_secs * 1000LL, NULL);
 	o.run_ms = now_ms() - t0;
 
 	phase_settle(&o);
-	phase_stable(&o);
+	phase_quiet(&o);
 	phase_finish(&o);
 
 	print_balance("final");
-	print_summary(o.run_ms, now_ms() - t0, o.stranded);
+	print_summary(&o, now_ms() - t0);
 	report_results(&o);
 	cleanup();
 	alarm(0);

@@ -26,6 +26,7 @@
  */
 #define _GNU_SOURCE
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -664,9 +665,11 @@ TEST_F_TIMEOUT(no_leak, edge, TEST_TIMEOUT_S)
 struct pollfree_shared {
 	int ep[2];
 	uint32_t flags[2];
+	int ep2;		/* race test: a third instance, or -1 */
 	int sfd;
 	int err;
 	int step;
+	int added;		/* the child's ADDs are done */
 };
 
 FIXTURE(pollfree) {
@@ -704,6 +707,7 @@ FIXTURE_SETUP(pollfree)
 			   MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	ASSERT_TRUE(self->stack != MAP_FAILED);
 	self->sh->sfd = -1;
+	self->sh->ep2 = -1;
 	for (i = 0; i < 2; i++) {
 		self->sh->flags[i] = variant->flags[i];
 		self->sh->ep[i] = epoll_create1(EPOLL_CLOEXEC);
@@ -741,6 +745,13 @@ static int pollfree_child(void *arg)
 			return 1;
 		}
 	}
+	if (sh->ep2 >= 0 &&
+	    ctl(sh->ep2, EPOLL_CTL_ADD, sh->sfd, EPOLLIN | XRR, 2)) {
+		sh->err = errno;
+		sh->step = 4;
+		return 1;
+	}
+	__atomic_store_n(&sh->added, 1, __ATOMIC_SEQ_CST);
 	return 0;
 }
 
@@ -791,6 +802,132 @@ TEST_F_TIMEOUT(pollfree, signalfd_owner_exit, TEST_TIMEOUT_S)
 	EXPECT_EQ(1, epoll_wait(ep, &ev, 1, WAIT_MS));
 	close(efd);
 	close(ep);
+}
+
+/*
+ * POLLFREE against a racing close, under blocked exclusive waiters:
+ * the child hooks e0, e1 and e2 on its own signalfd's wait queue and
+ * exits; while the parent reaps it (which sends POLLFREE and frees the
+ * sighand), a second parent thread closes e0 and e1, whose ep_free()
+ * unhooks the same entries, and t0 sleeps in epoll_wait() on e2.  This is
+ * the window that mainline commit 138e4ad67afd closed (ep_poll_callback()
+ * used the epitem after letting go of ->whead).  Repeated, since the
+ * window is small; the guest console is the detector (KASAN on the 6.12
+ * debug kernel, DEBUG_PAGEALLOC and SLUB poisoning on v3.19's).
+ *
+ *   parent: t0 (ew on e2)   closer (close e0, e1)   main (waitpid)
+ *            e2               e0    e1
+ *     (x,rr)  \        (x)     \    / (x or x,rr)
+ *              `------------ s0 <--------- child: signalfd, ADD, _exit
+ */
+#define POLLFREE_ROUNDS	100
+
+struct pollfree_race {
+	int ep;			/* e2: stays open, t0 waits on it */
+	int stop;
+	int wakeups;
+};
+
+static void *pollfree_waiter(void *arg)
+{
+	struct pollfree_race *r = arg;
+	struct epoll_event ev;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_SEQ_CST))
+		if (epoll_wait(r->ep, &ev, 1, 20) > 0)
+			__atomic_add_fetch(&r->wakeups, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* Closes e0 and e1 once told to, racing the reap of the child. */
+static void *pollfree_closer(void *arg)
+{
+	struct pollfree_shared *sh = arg;
+
+	/* Yield: under TCG the child needs one of the two vCPUs. */
+	while (__atomic_load_n(&sh->added, __ATOMIC_SEQ_CST) != 2)
+		sched_yield();
+	close(sh->ep[0]);
+	close(sh->ep[1]);
+	return NULL;
+}
+
+/* One round; returns 0 or the failing step (the child's in sh->step). */
+static int pollfree_round(struct pollfree_shared *sh, void *stack,
+			  uint32_t flags)
+{
+	long long deadline = wk_now_ms() + WAIT_MS;
+	pthread_t closer;
+	int status, i;
+	pid_t pid;
+
+	for (i = 0; i < 2; i++) {
+		sh->ep[i] = epoll_create1(EPOLL_CLOEXEC);
+		if (sh->ep[i] < 0)
+			return 10;
+	}
+	sh->flags[0] = EPOLLEXCLUSIVE;
+	sh->flags[1] = flags;
+	sh->sfd = -1;
+	sh->step = 0;
+	sh->added = 0;
+	if (pthread_create(&closer, NULL, pollfree_closer, sh))
+		return 11;
+	pid = clone(pollfree_child, (char *)stack + POLLFREE_STACK,
+		    CLONE_FILES | SIGCHLD, sh);
+	if (pid < 0) {
+		__atomic_store_n(&sh->added, 2, __ATOMIC_SEQ_CST);
+		pthread_join(closer, NULL);
+		return 12;
+	}
+	while (!__atomic_load_n(&sh->added, __ATOMIC_SEQ_CST) &&
+	       !__atomic_load_n(&sh->step, __ATOMIC_SEQ_CST) &&
+	       wk_now_ms() < deadline)
+		sched_yield();
+	/* Reap (POLLFREE, sighand freed) while the closer runs ep_free(). */
+	__atomic_store_n(&sh->added, 2, __ATOMIC_SEQ_CST);
+	if (waitpid(pid, &status, 0) != pid)
+		return 13;
+	pthread_join(closer, NULL);
+	if (sh->sfd >= 0)
+		close(sh->sfd);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		return 14;
+	return 0;
+}
+
+TEST_F_TIMEOUT(pollfree, race_close_under_waiters, TEST_TIMEOUT_S)
+{
+	struct pollfree_race r = { .ep = epoll_create1(EPOLL_CLOEXEC) };
+	struct epoll_event ev;
+	pthread_t waiter;
+	int round, ret = 0, efd;
+
+	ASSERT_GE(r.ep, 0);
+	/* The fixture's own e0 and e1 are not used here. */
+	close(self->sh->ep[0]);
+	close(self->sh->ep[1]);
+	self->sh->ep2 = r.ep;
+	ASSERT_EQ(0, pthread_create(&waiter, NULL, pollfree_waiter, &r));
+	for (round = 0; round < POLLFREE_ROUNDS && !ret; round++)
+		ret = pollfree_round(self->sh, self->stack, variant->flags[1]);
+	__atomic_store_n(&r.stop, 1, __ATOMIC_SEQ_CST);
+	pthread_join(waiter, NULL);
+	EXPECT_EQ(0, ret)
+		TH_LOG("round %d failed at step %d: %s (child step %d)",
+		       round - 1, ret, strerror(self->sh->err),
+		       self->sh->step);
+	ksft_print_msg("pollfree: %d rounds, e2 woken %d times\n",
+		       round, r.wakeups);
+
+	/* e2 still works after every POLLFREE it went through. */
+	efd = eventfd(1, EFD_CLOEXEC);
+	ASSERT_GE(efd, 0);
+	EXPECT_EQ(0, ctl(r.ep, EPOLL_CTL_ADD, efd, EPOLLIN | XRR, 7));
+	EXPECT_EQ(1, epoll_wait(r.ep, &ev, 1, WAIT_MS));
+	EXPECT_EQ(7ULL, ev.data.u64);
+	close(efd);
+	close(r.ep);
 }
 
 int main(int argc, char **argv)

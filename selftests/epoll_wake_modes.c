@@ -58,7 +58,10 @@
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
+#include <signal.h>
 
 /*
  * The harness' TEST_F() wrapper modifies a local between setjmp() and
@@ -72,7 +75,6 @@
 #define NR_WAITERS		4
 #define NR_WAKE_EVENTS		100
 #define NR_CONSUME_EVENTS	200
-#define SPREAD_TOL_PCT		10	/* allowed deviation from K/N */
 #define WAIT_MS			10000	/* bound on each wait of the writer */
 #define POLL_US			200	/* writer's polling interval */
 #define TEST_TIMEOUT_S		300	/* QEMU TCG guests are slow */
@@ -119,7 +121,21 @@ struct wake_ctx {
 	long reports;		/* sum of all wakeups */
 	long consumed;		/* sum of all consumed units */
 	int err;		/* first errno hit by a waiter */
+	struct attacker *atk;	/* hijack tests: shared with its process */
 	struct waiter w[NR_WAITERS];
+};
+
+/*
+ * Hijack tests: a plain EPOLLEXCLUSIVE | EPOLLET waiter in another process
+ * that never consumes and goes straight back to epoll_wait().  Lives in a
+ * MAP_SHARED page so that the test can see its state.
+ */
+struct attacker {
+	pid_t pid;
+	int armed;		/* as for a waiter */
+	int added;		/* its EPOLL_CTL_ADD is done */
+	int err;		/* errno of its first failure */
+	long wakeups;
 };
 
 static void waiter_error(struct wake_ctx *c, int err)
@@ -243,11 +259,19 @@ static uint32_t mode_flags(enum wake_mode mode, int idx)
 	}
 }
 
+static bool attacker_asleep(struct attacker *a)
+{
+	return __atomic_load_n(&a->armed, __ATOMIC_SEQ_CST) &&
+	       process_state(a->pid) == 'S';
+}
+
 static bool all_asleep(struct wake_ctx *c)
 {
 	struct waiter *w;
 	int i;
 
+	if (c->atk && !attacker_asleep(c->atk))
+		return false;
 	for (i = 0; i < NR_WAITERS; i++) {
 		w = &c->w[i];
 		if (!__atomic_load_n(&w->armed, __ATOMIC_SEQ_CST))
@@ -283,6 +307,8 @@ static int wait_all_asleep(struct wake_ctx *c)
 	for (;;) {
 		if (__atomic_load_n(&c->err, __ATOMIC_SEQ_CST))
 			return -c->err;
+		if (c->atk && __atomic_load_n(&c->atk->err, __ATOMIC_SEQ_CST))
+			return -c->atk->err;
 		if (all_asleep(c))
 			return 0;
 		if (wk_now_ms() > deadline)
@@ -487,26 +513,61 @@ static void print_spread(struct wake_ctx *c, const char *test,
 		       wakeups, consumed, wasted, min, max, jain);
 }
 
-static long spread_tolerance(int events)
+/*
+ * Round-robin is exact here: every waiter sleeps when an event fires, so
+ * each one gets exactly K/N of them (K is a multiple of N).
+ */
+static void assert_exact_spread(struct __test_metadata *_metadata,
+				struct wake_ctx *c, int events)
 {
-	long tol = ((long)events / NR_WAITERS * SPREAD_TOL_PCT + 99) / 100;
-
-	return tol ? tol : 1;
-}
-
-static void assert_fair_spread(struct __test_metadata *_metadata,
-			       struct wake_ctx *c, int events)
-{
-	long expect = events / NR_WAITERS, tol = spread_tolerance(events);
-	long x;
+	long expect = events / NR_WAITERS, x;
 	int i;
 
 	for (i = 0; i < NR_WAITERS; i++) {
 		x = c->consume ? c->w[i].consumed : c->w[i].wakeups;
-		EXPECT_TRUE(x >= expect - tol && x <= expect + tol)
-			TH_LOG("waiter %d got %ld of %d events, want %ld +- %ld",
-			       i, x, events, expect, tol);
+		EXPECT_EQ(expect, x)
+			TH_LOG("waiter %d got %ld of %d events, want exactly %ld",
+			       i, x, events, expect);
 	}
+}
+
+/*
+ * Who must take event @ev, -1 if nobody in particular.  The waiters were
+ * added in index order and all sleep when an event fires, so:
+ *  - round-robin: the queue rotates by one entry per event, 0,1,..,N-1,0,..
+ *  - exclusive: the first exclusive entry (w0) always takes it;
+ *  - mixed: the first exclusive entry is w1 (plain entries do not stop the
+ *    walk), and it always takes it.
+ */
+static int expected_winner(enum wake_mode mode, int ev)
+{
+	switch (mode) {
+	case MODE_ROUNDROBIN:
+		return ev % NR_WAITERS;
+	case MODE_EXCLUSIVE:
+		return 0;
+	case MODE_MIXED:
+		return 1;
+	case MODE_ALL:
+	default:
+		return -1;
+	}
+}
+
+static void assert_order(struct __test_metadata *_metadata,
+			 enum wake_mode mode, const int *order, int events)
+{
+	int ev, want, bad = 0, first_bad = -1;
+
+	for (ev = 0; ev < events; ev++) {
+		want = expected_winner(mode, ev);
+		if (want >= 0 && order[ev] != want && !bad++)
+			first_bad = ev;
+	}
+	EXPECT_EQ(0, bad)
+		TH_LOG("%d events went to the wrong waiter; first: event %d to waiter %d, want %d",
+		       bad, first_bad, first_bad >= 0 ? order[first_bad] : -1,
+		       first_bad >= 0 ? expected_winner(mode, first_bad) : -1);
 }
 
 /*
@@ -519,7 +580,7 @@ static void run_wake(struct __test_metadata *_metadata, struct wake_ctx *c,
 	long before[NR_WAITERS], after[NR_WAITERS], total, d, excl;
 	long xmin = LONG_MAX, xmax = 0, wakeups = 0;
 	int nr_excl = 0, expected, bad = 0, first_bad = -1;
-	int order[NR_ORDER];
+	int order[NR_WAKE_EVENTS];
 	int i, ev, ret;
 	bool ok;
 
@@ -563,8 +624,7 @@ static void run_wake(struct __test_metadata *_metadata, struct wake_ctx *c,
 		}
 		if (!ok && !bad++)
 			first_bad = ev;
-		if (ev < NR_ORDER)
-			order[ev] = winner(c, before, after);
+		order[ev] = winner(c, before, after);
 
 		/* Drain it ourselves: waiters must not see it again. */
 		ASSERT_EQ(1, consume_one(c))
@@ -594,11 +654,14 @@ static void run_wake(struct __test_metadata *_metadata, struct wake_ctx *c,
 	case MODE_ROUNDROBIN:
 		EXPECT_EQ(NR_WAKE_EVENTS, wakeups)
 			TH_LOG("want exactly one wakeup per event");
-		assert_fair_spread(_metadata, c, NR_WAKE_EVENTS);
+		assert_exact_spread(_metadata, c, NR_WAKE_EVENTS);
 		break;
 	case MODE_MIXED:
 		ksft_print_msg("mixed: exclusive waiters woken per event: min=%ld max=%ld\n",
 			       xmin, xmax);
+		/* The walk stops at the first exclusive entry that consumes. */
+		EXPECT_EQ(1, xmin);
+		EXPECT_EQ(1, xmax);
 		for (i = 0; i < NR_WAITERS; i++) {
 			if (c->w[i].exclusive)
 				continue;
@@ -611,6 +674,7 @@ static void run_wake(struct __test_metadata *_metadata, struct wake_ctx *c,
 	EXPECT_EQ(0, bad)
 		TH_LOG("%d events with a wrong wakeup pattern, first: event %d",
 		       bad, first_bad);
+	assert_order(_metadata, mode, order, NR_WAKE_EVENTS);
 }
 
 /*
@@ -621,7 +685,7 @@ static void run_consume(struct __test_metadata *_metadata,
 			struct wake_ctx *c, enum wake_mode mode)
 {
 	long before[NR_WAITERS], after[NR_WAITERS], total, sum = 0;
-	int order[NR_ORDER];
+	int order[NR_CONSUME_EVENTS];
 	int i, ev, ret;
 
 	start_waiters(_metadata, c, mode, true);
@@ -643,8 +707,7 @@ static void run_consume(struct __test_metadata *_metadata,
 		ASSERT_EQ(total + 1, c->consumed)
 			TH_LOG("event %d consumed more than once", ev);
 		snapshot(c, after, true);
-		if (ev < NR_ORDER)
-			order[ev] = winner(c, before, after);
+		order[ev] = winner(c, before, after);
 		close_client(c);
 	}
 	stop_waiters(c);
@@ -661,7 +724,179 @@ static void run_consume(struct __test_metadata *_metadata,
 	if (mode != MODE_ALL)
 		print_order(c, "consume", mode, order, NR_CONSUME_EVENTS);
 	if (mode == MODE_ROUNDROBIN)
-		assert_fair_spread(_metadata, c, NR_CONSUME_EVENTS);
+		assert_exact_spread(_metadata, c, NR_CONSUME_EVENTS);
+	if (mode == MODE_ALL)
+		return;
+	/*
+	 * An exclusive wakeup is only consumed by an instance with a waiter,
+	 * and only one instance is woken: the woken waiter always finds the
+	 * event it was woken for.
+	 */
+	for (i = 0; i < NR_WAITERS; i++) {
+		EXPECT_EQ(0, c->w[i].wasted)
+			TH_LOG("waiter %d: %ld wakeups found nothing to consume",
+			       i, c->w[i].wasted);
+	}
+	assert_order(_metadata, mode, order, NR_CONSUME_EVENTS);
+}
+
+/* The attacker's process: wake, count, never consume, wait again. */
+static void __attribute__((noreturn)) attacker_main(struct wake_ctx *c)
+{
+	struct attacker *a = c->atk;
+	struct epoll_event ev, evs[2];
+	int ep, n, i;
+
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ev.events = EPOLLIN;
+	ev.data.u64 = TOKEN_STOP;
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, c->stopfd, &ev))
+		goto fail;
+	ev.events = EPOLLIN | EPOLLET | EPOLLEXCLUSIVE;
+	ev.data.u64 = TOKEN_SRC;
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, c->src, &ev))
+		goto fail;
+	__atomic_store_n(&a->added, 1, __ATOMIC_SEQ_CST);
+	for (;;) {
+		__atomic_store_n(&a->armed, 1, __ATOMIC_SEQ_CST);
+		n = epoll_wait(ep, evs, 2, -1);
+		__atomic_store_n(&a->armed, 0, __ATOMIC_SEQ_CST);
+		if (n < 0 && errno != EINTR)
+			goto fail;
+		for (i = 0; i < n; i++) {
+			if (evs[i].data.u64 == TOKEN_STOP)
+				_exit(0);
+			__atomic_add_fetch(&a->wakeups, 1, __ATOMIC_SEQ_CST);
+		}
+	}
+fail:
+	__atomic_store_n(&a->err, errno ?: EIO, __ATOMIC_SEQ_CST);
+	_exit(1);
+}
+
+static void start_attacker(struct __test_metadata *_metadata,
+			   struct wake_ctx *c)
+{
+	long long deadline = wk_now_ms() + WAIT_MS;
+	struct attacker *a = c->atk;
+	pid_t pid;
+
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		attacker_main(c);
+	a->pid = pid;
+	/* Its entry must be on the queue before anything else is added. */
+	while (!__atomic_load_n(&a->added, __ATOMIC_SEQ_CST) &&
+	       !__atomic_load_n(&a->err, __ATOMIC_SEQ_CST) &&
+	       wk_now_ms() < deadline)
+		usleep(POLL_US);
+	ASSERT_EQ(1, a->added)
+		TH_LOG("attacker: EPOLL_CTL_ADD failed: %s", strerror(a->err));
+}
+
+static void stop_attacker(struct wake_ctx *c)
+{
+	int status;
+
+	if (!c->atk || c->atk->pid <= 0)
+		return;
+	/* It watches the stop eventfd too; SIGKILL if the test bailed out. */
+	if (waitpid(c->atk->pid, &status, WNOHANG) == 0) {
+		usleep(100 * 1000);
+		if (waitpid(c->atk->pid, &status, WNOHANG) == 0) {
+			kill(c->atk->pid, SIGKILL);
+			waitpid(c->atk->pid, &status, 0);
+		}
+	}
+	c->atk->pid = 0;
+}
+
+static long all_wakeups(struct wake_ctx *c)
+{
+	return __atomic_load_n(&c->reports, __ATOMIC_SEQ_CST) +
+	       __atomic_load_n(&c->atk->wakeups, __ATOMIC_SEQ_CST);
+}
+
+/* 0 once the waiters and the attacker woke @target times, -errno else. */
+static int wait_all_wakeups(struct wake_ctx *c, long target)
+{
+	long long deadline = wk_now_ms() + WAIT_MS;
+
+	for (;;) {
+		if (__atomic_load_n(&c->err, __ATOMIC_SEQ_CST))
+			return -c->err;
+		if (__atomic_load_n(&c->atk->err, __ATOMIC_SEQ_CST))
+			return -c->atk->err;
+		if (all_wakeups(c) >= target)
+			return 0;
+		if (wk_now_ms() > deadline)
+			return -ETIMEDOUT;
+		usleep(POLL_US);
+	}
+}
+
+/*
+ * Fire NR_WAKE_EVENTS events at N round-robin waiters and one attacker
+ * whose item is plain EPOLLEXCLUSIVE, added before or after theirs.  Every
+ * exclusive epoll entry on the queue takes its turn, so each of the N + 1
+ * gets exactly K/(N + 1) events: the attacker no more than one share, and
+ * no round-robin waiter less.
+ */
+static void run_hijack(struct __test_metadata *_metadata, struct wake_ctx *c,
+		       bool attacker_first)
+{
+	long share = NR_WAKE_EVENTS / (NR_WAITERS + 1), total, got;
+	int i, ev, ret;
+
+	c->atk = mmap(NULL, sizeof(*c->atk), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_TRUE(c->atk != MAP_FAILED);
+	memset(c->atk, 0, sizeof(*c->atk));
+
+	if (attacker_first)
+		start_attacker(_metadata, c);
+	start_waiters(_metadata, c, MODE_ROUNDROBIN, false);
+	if (!attacker_first)
+		start_attacker(_metadata, c);
+
+	for (ev = 0; ev < NR_WAKE_EVENTS; ev++) {
+		expect_all_asleep(_metadata, c, ev);
+		total = all_wakeups(c);
+
+		fire(_metadata, c, ev);
+
+		ret = wait_all_wakeups(c, total + 1);
+		if (ret)
+			dump_waiters(c);
+		ASSERT_EQ(0, ret)
+			TH_LOG("event %d: nobody woke within %d ms (attacker: %ld wakeups, armed=%d, state=%c): %s",
+			       ev, WAIT_MS, c->atk->wakeups, c->atk->armed,
+			       process_state(c->atk->pid) ?: '?', strerror(-ret));
+		expect_all_asleep(_metadata, c, ev);
+		ASSERT_EQ(total + 1, all_wakeups(c))
+			TH_LOG("event %d woke more than one exclusive waiter", ev);
+
+		ASSERT_EQ(1, consume_one(c))
+			TH_LOG("event %d: writer could not drain the source", ev);
+		close_client(c);
+	}
+	stop_waiters(c);
+	stop_attacker(c);
+
+	got = c->atk->wakeups;
+	ksft_print_msg("hijack: source=%s attacker=%s waiters=%d events=%d attacker_wakeups=%ld share=%ld\n",
+		       c->src_name, attacker_first ? "first" : "last",
+		       NR_WAITERS, NR_WAKE_EVENTS, got, share);
+	print_spread(c, "hijack", MODE_ROUNDROBIN, NR_WAKE_EVENTS - got);
+	for (i = 0; i < NR_WAITERS; i++) {
+		EXPECT_EQ(share, c->w[i].wakeups)
+			TH_LOG("round-robin waiter %d got %ld of %d events, want exactly %ld",
+			       i, c->w[i].wakeups, NR_WAKE_EVENTS, share);
+	}
+	EXPECT_LE(got, share)
+		TH_LOG("the attacker took %ld of %d events, more than one share (%ld)",
+		       got, NR_WAKE_EVENTS, share);
 }
 
 FIXTURE(epoll_wake) {
@@ -736,6 +971,11 @@ FIXTURE_TEARDOWN(epoll_wake)
 	int i;
 
 	stop_waiters(c);
+	if (c->atk) {
+		stop_attacker(c);
+		munmap(c->atk, sizeof(*c->atk));
+		c->atk = NULL;
+	}
 	for (i = 0; i < NR_WAITERS; i++)
 		if (c->w[i].epfd >= 0)
 			close(c->w[i].epfd);
@@ -773,8 +1013,8 @@ TEST_F_TIMEOUT(epoll_wake, wake_all, TEST_TIMEOUT_S)
  *                    |
  *                    w  (writer drains s0 itself)
  *
- * EPOLLEXCLUSIVE: exactly one wakeup per event in total.  Who wins is only
- * reported (without round robin it is normally always t0).
+ * EPOLLEXCLUSIVE: exactly one wakeup per event in total, and it always goes
+ * to t0, the first exclusive entry, which always has a sleeping waiter.
  */
 TEST_F_TIMEOUT(epoll_wake, wake_exclusive, TEST_TIMEOUT_S)
 {
@@ -791,7 +1031,8 @@ TEST_F_TIMEOUT(epoll_wake, wake_exclusive, TEST_TIMEOUT_S)
  *                        w  (writer drains s0 itself)
  *
  * EPOLLROUNDROBIN: exactly one wakeup per event, and the woken entry goes
- * to the tail of s0's wait queue, so each waiter gets K/N +- 10%.
+ * to the tail of s0's wait queue: events go to t0,t1,t2,t3,t0,... exactly,
+ * and each waiter gets exactly K/N.
  */
 TEST_F_TIMEOUT(epoll_wake, wake_roundrobin, TEST_TIMEOUT_S)
 {
@@ -807,8 +1048,8 @@ TEST_F_TIMEOUT(epoll_wake, wake_roundrobin, TEST_TIMEOUT_S)
  *                    |
  *                    w  (writer drains s0 itself)
  *
- * Mixed: per event both plain waiters (t0, t2) wake exactly once and at
- * least one exclusive waiter (t1 or t3) wakes; how many is reported.
+ * Mixed: per event both plain waiters (t0, t2) wake exactly once and exactly
+ * one exclusive waiter wakes: t1, the first exclusive entry.
  */
 TEST_F_TIMEOUT(epoll_wake, wake_mixed, TEST_TIMEOUT_S)
 {
@@ -841,8 +1082,8 @@ TEST_F_TIMEOUT(epoll_wake, consume_all, TEST_TIMEOUT_S)
  *                    |
  *                    w
  *
- * EPOLLEXCLUSIVE: each event consumed exactly once; the spread is only
- * measured and reported.
+ * EPOLLEXCLUSIVE: each event consumed exactly once, always by t0, and no
+ * wakeup is wasted.
  */
 TEST_F_TIMEOUT(epoll_wake, consume_exclusive, TEST_TIMEOUT_S)
 {
@@ -859,11 +1100,49 @@ TEST_F_TIMEOUT(epoll_wake, consume_exclusive, TEST_TIMEOUT_S)
  *                        w
  *
  * EPOLLROUNDROBIN: each event consumed exactly once, and each waiter
- * consumes K/N +- 10% of them.
+ * consumes exactly K/N of them, in the order t0,t1,t2,t3,t0,...; no wakeup
+ * is wasted.
  */
 TEST_F_TIMEOUT(epoll_wake, consume_roundrobin, TEST_TIMEOUT_S)
 {
 	run_consume(_metadata, &self->c, MODE_ROUNDROBIN);
+}
+
+/*
+ *            a         t0        t1        t2        t3
+ *   (other   | (ew)     | (ew)    | (ew)    | (ew)    | (ew)
+ *  process)  ea        e0        e1        e2        e3
+ *     (et,x)  \ (et,x,rr) \ (et,x,rr) | (et,x,rr) / (et,x,rr)
+ *              `----------------- s0 -------------------'
+ *                                  |
+ *                                  w  (writer drains s0 itself)
+ *
+ * Hijack, attacker added first: a, in another process, adds s0 with plain
+ * EPOLLEXCLUSIVE | EPOLLET before t0..t3 add it round-robin, then takes
+ * wakeups and never consumes.  Every exclusive epoll entry of s0 rotates,
+ * so t0..t3 each get exactly K/5 events and a no more than K/5.
+ */
+TEST_F_TIMEOUT(epoll_wake, hijack_attacker_first, TEST_TIMEOUT_S)
+{
+	run_hijack(_metadata, &self->c, true);
+}
+
+/*
+ *        t0        t1        t2        t3         a
+ *         | (ew)    | (ew)    | (ew)    | (ew)     | (ew)  (other process)
+ *        e0        e1        e2        e3         ea
+ * (et,x,rr) \ (et,x,rr) \ (et,x,rr) | (et,x,rr) /  / (et,x)
+ *            `----------------- s0 -------------------'
+ *                                |
+ *                                w  (writer drains s0 itself)
+ *
+ * Hijack, attacker added last: the same, with a's item added after the
+ * round-robin ones; once they have rotated behind it, it must not keep the
+ * head of the queue.
+ */
+TEST_F_TIMEOUT(epoll_wake, hijack_attacker_last, TEST_TIMEOUT_S)
+{
+	run_hijack(_metadata, &self->c, false);
 }
 
 int main(int argc, char **argv)

@@ -19,19 +19,13 @@ static inline pid_t thread_tid(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
-/*
- * Scheduler state letter ('R', 'S', 'D', ...) of thread @tid of this
- * process, read from /proc/self/task/<tid>/stat; 0 if it cannot be read.
- * A task woken by try_to_wake_up() reads as 'R' (TASK_WAKING is reported
- * as running), so 'S' really means "still asleep".
- */
-static inline char thread_state(pid_t tid)
+/* State letter of a /proc .../stat file; 0 if it cannot be read. */
+static inline char stat_state(const char *path)
 {
-	char path[64], buf[256], *p;
+	char buf[256], *p;
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
@@ -45,6 +39,29 @@ static inline char thread_state(pid_t tid)
 	if (!p || p[1] != ' ')
 		return 0;
 	return p[2];
+}
+
+/*
+ * Scheduler state letter ('R', 'S', 'D', ...) of thread @tid of this
+ * process, read from /proc/self/task/<tid>/stat; 0 if it cannot be read.
+ * A task woken by try_to_wake_up() reads as 'R' (TASK_WAKING is reported
+ * as running), so 'S' really means "still asleep".
+ */
+static inline char thread_state(pid_t tid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	return stat_state(path);
+}
+
+/* The same for the main thread of another process. */
+static inline char process_state(pid_t pid)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	return stat_state(path);
 }
 
 static inline int has_arg(int argc, char **argv, const char *arg)

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""check-results.py: hold a guest's TAP output to the expected counts.
+
+    check-results.py BASE RESULTS_LOG            check, exit 1 on any shortfall
+    check-results.py --update BASE RESULTS_LOG   rewrite BASE's manifest lines
+
+A green run must be a complete run.  The runner (scripts/guest/run-selftests)
+prints one top-level TAP line per test binary, with the binary's own TAP
+nested behind "# ".  This checks, for BASE:
+
+  - every binary in selftests/manifest.txt ran, and none that is not there;
+  - no binary skipped itself as a whole ("ok N ... # SKIP": its feature
+    probe failed, and the guests only ever boot patched kernels);
+  - each binary passed exactly the number of tests the manifest gives:
+    fewer is a shortfall, more means the manifest is stale;
+  - no nested test failed, and none skipped unless selftests/skips-allowed.txt
+    allows that skip on this base, with a reason.
+
+It prints one line per problem, naming the binary and what is missing, and
+a per-binary table.
+"""
+import os
+import re
+import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MANIFEST = os.path.join(TOP, 'selftests', 'manifest.txt')
+ALLOWED = os.path.join(TOP, 'selftests', 'skips-allowed.txt')
+
+BIN_RE = re.compile(r'^# selftests: epoll: (\S+)$')
+NESTED_RE = re.compile(r'^# (not )?ok \d+ (.*)$')
+TOP_RE = re.compile(r'^(not )?ok \d+ selftests: epoll: (\S+)(.*)$')
+
+
+def data_lines(path):
+    """Non-comment, non-empty lines of a data file, split on whitespace."""
+    if not os.path.exists(path):
+        return []
+    out = []
+    with open(path) as f:
+        for line in f:
+            line = line.split('#', 1)[0].strip()
+            if line:
+                out.append(line.split(None, 3))
+    return out
+
+
+def parse(results):
+    """{binary: {'pass', 'fail', 'skip': [names], 'top': ok|skip|fail}}"""
+    bins = {}
+    cur = None
+    with open(results, errors='replace') as f:
+        for line in f:
+            line = line.rstrip('\n')
+            m = BIN_RE.match(line)
+            if m:
+                cur = bins.setdefault(m.group(1), {'pass': 0, 'fail': [],
+                                                   'skip': [], 'top': None})
+                continue
+            m = TOP_RE.match(line)
+            if m:
+                b = bins.setdefault(m.group(2), {'pass': 0, 'fail': [],
+                                                 'skip': [], 'top': None})
+                if m.group(1):
+                    b['top'] = 'fail'
+                elif '# SKIP' in m.group(3):
+                    b['top'] = 'skip'
+                else:
+                    b['top'] = 'ok'
+                cur = None
+                continue
+            m = NESTED_RE.match(line)
+            if m and cur is not None:
+                name = m.group(2)
+                if m.group(1):
+                    cur['fail'].append(name)
+                elif re.search(r'#\s*SKIP', name, re.I):
+                    cur['skip'].append(name)
+                else:
+                    cur['pass'] += 1
+    return bins
+
+
+def manifest_for(base):
+    return {f[1]: int(f[2]) for f in data_lines(MANIFEST)
+            if len(f) >= 3 and f[0] == base}
+
+
+def allowed_skips(base, binary):
+    return [(f[2], f[3] if len(f) > 3 else '') for f in data_lines(ALLOWED)
+            if len(f) >= 3 and f[0] == base and
+            re.fullmatch(f[1], binary)]
+
+
+def check(base, results):
+    bins = parse(results)
+    want = manifest_for(base)
+    problems = []
+    if not want:
+        problems.append(f'{base}: no manifest lines in {MANIFEST}')
+    for binary, n in sorted(want.items()):
+        b = bins.get(binary)
+        if b is None or b['top'] is None:
+            problems.append(f'{binary}: did not run (expected {n} passed tests)')
+            continue
+        if b['top'] == 'skip':
+            problems.append(f'{binary}: skipped as a whole (failed feature probe?): '
+                            f'0 of {n} tests ran')
+        for name in b['fail']:
+            problems.append(f'{binary}: failed: {name}')
+        for name in b['skip']:
+            ok = [r for pat, r in allowed_skips(base, binary)
+                  if re.search(pat, name)]
+            if not ok:
+                problems.append(f'{binary}: skip not on the allowlist: {name}')
+        if b['pass'] < n:
+            problems.append(f'{binary}: {b["pass"]} passed, fewer than the '
+                            f'{n} the manifest expects')
+        elif b['pass'] > n:
+            problems.append(f'{binary}: {b["pass"]} passed, more than the '
+                            f'{n} the manifest expects (update it)')
+    for binary in sorted(set(bins) - set(want)):
+        problems.append(f'{binary}: ran but is not in the manifest for {base}')
+
+    print(f'{"binary":32} {"want":>5} {"passed":>6} {"failed":>6} {"skipped":>7}  top')
+    for binary in sorted(set(bins) | set(want)):
+        b = bins.get(binary, {'pass': 0, 'fail': [], 'skip': [], 'top': '-'})
+        print(f'{binary:32} {want.get(binary, "-"):>5} {b["pass"]:>6} '
+              f'{len(b["fail"]):>6} {len(b["skip"]):>7}  {b["top"]}')
+    for p in problems:
+        print(f'MANIFEST: {p}')
+    total = sum(want.values())
+    got = sum(min(bins.get(b, {'pass': 0})['pass'], n) for b, n in want.items())
+    print(f'manifest: {base}: {got} of {total} expected tests passed, '
+          f'{len(problems)} problems')
+    return 1 if problems else 0
+
+
+def update(base, results):
+    bins = parse(results)
+    keep = []
+    if os.path.exists(MANIFEST):
+        with open(MANIFEST) as f:
+            keep = [l for l in f if not (l.split() and l.split()[0] == base)]
+    with open(MANIFEST, 'w') as f:
+        f.writelines(keep)
+        for binary in sorted(bins):
+            f.write(f'{base:6} {binary:32} {bins[binary]["pass"]}\n')
+    print(f'{MANIFEST}: {len(bins)} binaries for {base}')
+    return 0
+
+
+def main(argv):
+    if len(argv) == 4 and argv[1] == '--update':
+        return update(argv[2], argv[3])
+    if len(argv) == 3:
+        return check(argv[1], argv[2])
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))

@@ -1,0 +1,579 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# mutants.sh: the "make mutants" job.  Do the selftests catch the bugs the
+# series could plausibly have?
+#
+# Each selftests/mutants/BASE/NN-name.patch plants one bug in the code the
+# series adds (first line: "Mutant: <what it breaks>; expect killed by:
+# <tests>").  For each base in $BASES and each mutant that MUTANTS selects:
+#
+#   1. apply it (patch -p1) to the patched tree build/BASE/src, after
+#      saving the files it touches;
+#   2. rebuild bzImage incrementally in a build directory of its own,
+#      build/mutants/BASE (the kernel of "make test", build/BASE/obj, is
+#      never touched), and the headers, selftests and initramfs if the
+#      mutant touches a uapi header;
+#   3. boot it and run the selftests (guest.sh boot BASE selftests, which
+#      also holds the results to selftests/manifest.txt): a non-zero exit
+#      means the mutant was KILLED, zero that it SURVIVED;
+#   4. reverse it (patch -R), always, also on a failure or an interrupt,
+#      and check that every touched file is byte for byte what it was.
+#
+# Before the mutants, each base's unmutated kernel is booted once (the
+# baseline): a mutant is only credited with the failures the baseline did
+# not have.  MUTANTS_BASELINE=0 skips it.
+#
+# Variables:
+#   BASES="v3.19 6.12"   bases to run
+#   MUTANTS="glob ..."   mutants to run, shell globs on NN-name (default *)
+#   BOOT_TIMEOUT=1200    host bound on each guest, in seconds
+#   MUTANTS_BASELINE=0   skip the baseline boot
+#   MUTANTS_FORCE=1      run even though make test/stress/bench seems to run
+#   DEBUG=1              use the debug kernels (build/mutants/BASE-debug)
+#
+# Results: results/mutants.md (this run), build/mutants/BASE/results.tsv,
+# per mutant the logs in build/mutants/BASE/logs/mutants/ and the guest's
+# output in build/mutants/BASE/runs/NN-name/.
+#
+# The source tree build/BASE/src is shared with make test: do not run both
+# at the same time (this script refuses to start while one seems to run).
+
+TOP=${TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+# The normal build tree (sources, quilt state); the mutant kernels get
+# their own: every child script below is called with BUILD=$MBUILD, and
+# lib.sh's bdir() then puts BASE's objects, headers, selftests and guest
+# runs under $MBUILD.  $MBUILD/BASE/src is a symlink to the shared source.
+BUILD=${BUILD:-$TOP/build}
+MBUILD=${MUTANTS_BUILD:-$BUILD/mutants}
+TIMINGS=${TIMINGS:-$MBUILD/timings.txt}
+. "$(dirname "$0")/lib.sh"
+
+# One compound command: bash reads it all before running it, so editing
+# this file during a run cannot change that run.
+{
+
+S=$TOP/scripts
+RESULTS=${RESULTS:-$TOP/results}
+ALL_BASES="v3.19 6.12"
+BASES=${BASES:-$ALL_BASES}
+MUTANTS=${MUTANTS:-*}
+export BOOT_TIMEOUT=${BOOT_TIMEOUT:-1200}
+T0=$(date +%s)
+# per base: done, running (then interrupted), or why it was not run
+declare -A state
+REPORT_DUE=0
+
+# mbdir BASE: BASE's directory under the mutants' build tree.
+mbdir() { echo "$MBUILD/$1$VARIANT"; }
+
+# in_mbuild CMD...: run a child script on the mutants' build tree.
+in_mbuild() { BUILD=$MBUILD TIMINGS=$TIMINGS "$@"; }
+
+# --- processes and interrupts ----------------------------------------------
+
+# Bash runs a trap only between commands, so long steps run in the
+# background and are waited for: a signal then reaches the trap at once.
+STEP_PID=
+
+# descendants PID: PID's processes, children first.
+descendants() {
+	local c
+
+	for c in $(pgrep -P "$1"); do
+		descendants "$c"
+	done
+	echo "$1"
+}
+
+# stop_step: end the running step and everything it started (QEMU under
+# timeout runs in a process group of its own, so it is found by parentage).
+stop_step() {
+	local pids p
+
+	[ -n "$STEP_PID" ] || return 0
+	pids=$(descendants "$STEP_PID")
+	for p in $pids; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	sleep 2
+	for p in $pids; do
+		kill -KILL "$p" 2>/dev/null
+	done
+	wait "$STEP_PID" 2>/dev/null
+	STEP_PID=
+}
+
+# step LOG LABEL CMD...: run_step, interruptible.
+step() {
+	run_step "$@" &
+	STEP_PID=$!
+	wait "$STEP_PID"
+	local rc=$?
+	STEP_PID=
+	return $rc
+}
+
+# --- applying and reversing a mutant -----------------------------------------
+
+# The mutant applied right now: its patch, and where its files are saved.
+# The state file lets a later run put back what a killed run left.
+CUR_PATCH=
+CUR_SAVE=
+
+# Exact context, no questions, no .orig or .rej files in the source tree.
+PATCH="patch -p1 --fuzz=0 -s -f --no-backup-if-mismatch -r -"
+
+# touched PATCH: the files PATCH changes, relative to the tree.
+touched() {
+	sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$1" | sort -u
+}
+
+# sums SRC FILE...: sha256 of each file of SRC (or "missing").
+sums() {
+	local src=$1 f
+	shift
+
+	for f in "$@"; do
+		if [ -e "$src/$f" ]; then
+			echo "$(sha256sum <"$src/$f" | cut -c1-64) $f"
+		else
+			echo "missing $f"
+		fi
+	done
+}
+
+# apply_mutant SRC PATCH SAVE: save the files PATCH touches into SAVE,
+# then apply it.  Returns 2 if it does not apply (nothing changed).
+apply_mutant() {
+	local src=$1 patch=$2 save=$3 f files
+
+	files=$(touched "$patch")
+	[ -n "$files" ] || return 2
+	$PATCH --dry-run -d "$src" <"$patch" >/dev/null 2>&1 || return 2
+	rm -rf "$save"
+	mkdir -p "$save/files"
+	cp "$patch" "$save/patch"
+	echo "$patch" >"$save/origin"
+	echo "$src" >"$save/src"
+	# shellcheck disable=SC2086
+	sums "$src" $files >"$save/sums"
+	for f in $files; do
+		if [ -e "$src/$f" ]; then
+			(cd "$src" && cp -p --parents "$f" "$save/files/") || return 1
+		fi
+	done
+	CUR_PATCH=$patch CUR_SAVE=$save
+	ln -sfn "$save" "$MBUILD/applied"
+	$PATCH -d "$src" <"$patch" || return 1
+}
+
+# restore SAVE: put the saved files back (reverse the patch first, then
+# check; copy the saved files over if the reverse went wrong), and check
+# the tree against the sums taken before the mutant went in.
+restore() {
+	local save=$1 src f files
+
+	src=$(cat "$save/src")
+	files=$(awk '{ print $2 }' "$save/sums")
+	if ! $PATCH -R -d "$src" <"$save/patch" >/dev/null 2>&1 ||
+	   ! sums "$src" $files | cmp -s - "$save/sums"; then
+		warn "reversing $(basename "$(cat "$save/origin")") did not give the original files back: restoring the saved copies"
+		for f in $files; do
+			if grep -q "^missing $f\$" "$save/sums"; then
+				rm -f "$src/$f"
+			else
+				cp "$save/files/$f" "$src/$f"
+			fi
+		done
+	fi
+	# shellcheck disable=SC2086
+	if ! sums "$src" $files | cmp -s - "$save/sums"; then
+		warn "$src is NOT back to its original state; expected:"
+		cat "$save/sums" >&2
+		return 1
+	fi
+	# Same content, new mtime: both kernels' make rebuilds these files'
+	# objects (make test's from ccache), none keeps a mutant object.
+	for f in $files; do
+		[ -e "$src/$f" ] && touch "$src/$f"
+	done
+	rm -f "$MBUILD/applied"
+	return 0
+}
+
+revert_current() {
+	[ -n "$CUR_SAVE" ] || return 0
+	msg "reversing $(basename "$CUR_PATCH")"
+	if restore "$CUR_SAVE"; then
+		msg "source tree restored: $(awk '{ print $2 }' "$CUR_SAVE/sums" | tr '\n' ' ')(sha256 checked)"
+		CUR_PATCH='' CUR_SAVE=''
+		return 0
+	fi
+	return 1
+}
+
+on_exit() {
+	local rc=$?
+
+	stop_step
+	if ! revert_current; then
+		warn "the mutant is still in the source tree; state kept in $MBUILD/applied"
+		rc=1
+	fi
+	# an interrupted run still reports what it finished
+	[ "$REPORT_DUE" = 1 ] && write_report
+	exit $rc
+}
+
+on_signal() {
+	trap - INT TERM HUP
+	warn "interrupted: stopping the current step and reversing the mutant"
+	stop_step
+	exit 130
+}
+
+# --- results ---------------------------------------------------------------
+
+# failures RUN_DIR: one line per thing that failed the run in RUN_DIR
+# (results.log, boot.log), "binary: test" for a failed nested test.
+failures() {
+	local res=$1/results.log log=$1/boot.log
+
+	[ -f "$res" ] && awk '
+		/^# selftests: epoll: / { bin = $4; next }
+		/^# not ok [0-9]+ / {
+			name = $0; sub(/^# not ok [0-9]+ /, "", name)
+			print bin ": " name; seen[bin] = 1; next
+		}
+		/^not ok [0-9]+ selftests: epoll: / {
+			b = $0; sub(/^not ok [0-9]+ selftests: epoll: /, "", b)
+			sub(/ .*/, "", b)
+			if (!(b in seen)) print b ": (binary failed)"
+		}' "$res"
+	[ -f "$log" ] || return 0
+	grep '^MANIFEST: ' "$log" | grep -v ': failed: ' | sed 's/^MANIFEST: /manifest: /'
+	grep -q '^FAIL: no exit status' "$log" && echo "no exit status from the guest (hang, crash or timeout)"
+	grep -q '^console shows a splat' "$log" &&
+		echo "console: $(sed -n '/^console shows a splat/,$p' "$log" | head -n 80 |
+			grep -m1 -E "$SPLAT_RE" | sed 's/^[0-9]*[-:]//' | cut -c1-100)"
+	grep -q '^FAIL: guest ran' "$log" && echo "wrong kernel: $(grep -m1 '^FAIL: guest ran' "$log")"
+	return 0
+}
+
+# Console lines that fail a run (same as guest.sh; only to quote one).
+SPLAT_RE='Kernel panic|Oops|BUG:|WARNING:|general protection fault|Call Trace:|INFO: task .* blocked|soft lockup|hard LOCKUP|RCU stall|list_(add|del) corruption'
+
+# new_failures BASELINE MUTANT: the lines of MUTANT that the baseline did
+# not have, numbers aside (counts and seeds differ from run to run).
+new_failures() {
+	awk 'function norm(s) { gsub(/[0-9]+/, "N", s); return s }
+	     NR == FNR { base[norm($0)] = 1; next }
+	     !(norm($0) in base)' "$1" "$2"
+}
+
+# first_few LIST_FILE N: the first N lines joined, and how many more.
+first_few() {
+	local n total
+
+	n=$2
+	total=$(grep -c . "$1")
+	printf '%s' "$(head -n "$n" "$1" | paste -sd ';' | sed 's/;/; /g')"
+	[ "$total" -gt "$n" ] && printf ' (+%d more)' $((total - n))
+	return 0
+}
+
+md_escape() { sed 's/|/\\|/g'; }
+
+# --- one base -----------------------------------------------------------------
+
+# prepare BASE: the shared source and series, then the mutants' build tree
+# with an unmutated kernel, headers, selftests and initramfs.
+prepare() {
+	local b=$1 d st L
+
+	d=$(mbdir "$b")
+	L=$d/logs
+	mkdir -p "$L" "$MBUILD/$b"
+	# shellcheck disable=SC2034 # run_step's timings label
+	STEP_BASE=$b$VARIANT
+	step "$L/source.log" "$b: source" "$S/kernel.sh" source "$b"
+	st=$?
+	if [ $st = 3 ]; then
+		warn "$b SKIPPED: $(cat "$(bdir "$b")/skip-reason" 2>/dev/null)"
+		return 3
+	fi
+	[ $st = 0 ] || return 1
+	step "$L/apply.log" "$b: quilt push -a (build/$b/src)" "$S/kernel.sh" apply "$b" || return 1
+	ln -sfn "$BUILD/$b/src" "$MBUILD/$b/src"
+	cp "$(bdir "$b")/source-version" "$d/" 2>/dev/null
+	cp "$(bdir "$b")/kernelversion" "$d/" 2>/dev/null
+	step "$L/config.log" "$b$VARIANT: config (mutants' build dir)" in_mbuild "$S/kernel.sh" config "$b" &&
+	step "$L/build.log" "$b$VARIANT: bzImage, unmutated" in_mbuild "$S/kernel.sh" build "$b" &&
+	build_guest "$b" "unmutated"
+}
+
+# build_guest BASE WHAT: headers, selftests, benchmarks and initramfs.
+build_guest() {
+	local b=$1 what=$2 L
+
+	L=$(mbdir "$b")/logs
+	step "$L/headers.log" "$b$VARIANT: headers_install, $what" in_mbuild "$S/kernel.sh" headers "$b" &&
+	step "$L/selftests.log" "$b$VARIANT: build selftests" in_mbuild "$S/guest.sh" selftests "$b" &&
+	step "$L/benches.log" "$b$VARIANT: build benchmarks" in_mbuild "$S/guest.sh" benches "$b" &&
+	step "$L/initramfs.log" "$b$VARIANT: initramfs" in_mbuild "$S/guest.sh" initramfs "$b" selftests
+}
+
+# boot BASE NAME: boot the current kernel; keep its output in runs/NAME.
+# Prints the failures to runs/NAME/failures; returns the boot's status.
+boot() {
+	local b=$1 name=$2 d run rc
+
+	d=$(mbdir "$b")
+	run=$d/runs/$name
+	rm -rf "$run"
+	mkdir -p "$run" "$d/logs/mutants"
+	step "$d/logs/mutants/$name-boot.log" "$b$VARIANT: $name: boot + selftests in QEMU" \
+		in_mbuild "$S/guest.sh" boot "$b" selftests
+	rc=$?
+	cp -p "$d/run-selftests/"* "$run/" 2>/dev/null
+	cp -p "$d/logs/mutants/$name-boot.log" "$run/boot.log"
+	failures "$run" >"$run/failures"
+	return $rc
+}
+
+# run_mutant BASE PATCH IDX TOTAL: one mutant, one results.tsv line.
+run_mutant() {
+	local b=$1 p=$2 idx=$3 total=$4 d name desc expect start rc verdict
+	local killers=- uapi=0 secs new
+
+	d=$(mbdir "$b")
+	name=$(basename "$p" .patch)
+	desc=$(sed -n '1s/^Mutant: //p' "$p")
+	expect=${desc##*expect killed by: }
+	desc=${desc%%; expect killed by: *}
+	start=$(date +%s)
+	msg "$b$VARIANT [$idx/$total] $name: $desc"
+
+	apply_mutant "$BUILD/$b/src" "$p" "$d/saved"
+	rc=$?
+	if [ $rc = 2 ]; then
+		verdict=n/a
+		killers="does not apply to build/$b/src (patch -p1 --fuzz=0)"
+	elif [ $rc != 0 ]; then
+		verdict=error
+		killers="patch failed halfway"
+	else
+		touched "$p" | grep -qE '(^|/)include/uapi/' && uapi=1
+		if ! step "$d/logs/mutants/$name-build.log" "$b$VARIANT: $name: bzImage" \
+			in_mbuild "$S/kernel.sh" build "$b"; then
+			verdict=build-failed
+			killers="does not compile (see $d/logs/mutants/$name-build.log)"
+		elif [ $uapi = 1 ] && ! build_guest "$b" "$name"; then
+			verdict=build-failed
+			killers="headers or selftests do not build"
+		else
+			boot "$b" "$name"
+			rc=$?
+			new=$d/runs/$name/new-failures
+			if [ -n "$BASELINE_RC" ]; then
+				new_failures "$d/runs/baseline/failures" \
+					"$d/runs/$name/failures" >"$new"
+			else
+				cp "$d/runs/$name/failures" "$new"
+			fi
+			if [ $rc = 0 ]; then
+				verdict=survived
+			elif [ -s "$new" ] || [ "$BASELINE_RC" != 1 ]; then
+				verdict=killed
+				killers=$(first_few "$new" 4)
+				[ -n "$killers" ] || killers="(boot failed; see $d/runs/$name/boot.log)"
+			else
+				verdict=inconclusive
+				killers="only the baseline's own failures"
+			fi
+		fi
+	fi
+	if [ -n "$CUR_SAVE" ] && ! revert_current; then
+		die "$b: could not restore build/$b/src after $name: stopping (saved files in $CUR_SAVE)"
+	fi
+	# a uapi mutant left its headers and selftests behind: rebuild them
+	if [ $uapi = 1 ]; then
+		in_mbuild "$S/kernel.sh" build "$b" >"$d/logs/mutants/$name-unbuild.log" 2>&1
+		build_guest "$b" "restored"
+	fi
+	secs=$(($(date +%s) - start))
+	msg "$b$VARIANT [$idx/$total] $name: ${verdict^^} (${secs}s)${killers:+: $killers}"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$desc" "$expect" "$verdict" \
+		"$killers" "$secs" >>"$d/results.tsv"
+}
+
+# run_base BASE: prepare, baseline, every selected mutant.
+run_base() {
+	local b=$1 d p name g globs sel=() idx=0 secs start
+
+	d=$(mbdir "$b")
+	read -ra globs <<<"$MUTANTS"	# no pathname expansion
+	for p in "$TOP/selftests/mutants/$b"/*.patch; do
+		[ -e "$p" ] || continue
+		name=$(basename "$p" .patch)
+		for g in "${globs[@]}"; do
+			# shellcheck disable=SC2053
+			if [[ $name == $g || $name.patch == $g ]]; then
+				sel+=("$p")
+				break
+			fi
+		done
+	done
+	if [ ${#sel[@]} = 0 ]; then
+		warn "$b: no mutant in selftests/mutants/$b matches MUTANTS='$MUTANTS'"
+		state[$b]="no mutant selected"
+		return 0
+	fi
+	msg "$b$VARIANT: ${#sel[@]} mutant(s): $(for p in "${sel[@]}"; do basename "$p" .patch; done | paste -sd ' ')"
+	prepare "$b"
+	case $? in
+	0) ;;
+	3) state[$b]="SKIPPED: $(cat "$(bdir "$b")/skip-reason" 2>/dev/null)"; return 0 ;;
+	*) state[$b]="FAILED before the first mutant (see $d/logs)"; return 1 ;;
+	esac
+	: >"$d/results.tsv"
+	state[$b]=running
+	BASELINE_RC=
+	if [ "${MUTANTS_BASELINE:-1}" != 0 ]; then
+		start=$(date +%s)
+		boot "$b" baseline
+		BASELINE_RC=$?
+		[ "$BASELINE_RC" = 0 ] || BASELINE_RC=1
+		secs=$(($(date +%s) - start))
+		if [ "$BASELINE_RC" = 0 ]; then
+			msg "$b$VARIANT: baseline (no mutant) passes (${secs}s)"
+			printf '%s\t%s\t%s\t%s\t%s\t%s\n' baseline "the series as it is" "nothing" \
+				pass - "$secs" >>"$d/results.tsv"
+		else
+			warn "$b$VARIANT: the baseline (no mutant) FAILS; mutants are credited only with failures it does not have:"
+			sed 's/^/    /' "$d/runs/baseline/failures" | head -n 20 >&2
+			printf '%s\t%s\t%s\t%s\t%s\t%s\n' baseline "the series as it is" "nothing" \
+				FAIL "$(first_few "$d/runs/baseline/failures" 4 | tr '\t' ' ')" "$secs" >>"$d/results.tsv"
+		fi
+	else
+		rm -rf "$d/runs/baseline"
+	fi
+	for p in "${sel[@]}"; do
+		idx=$((idx + 1))
+		run_mutant "$b" "$p" "$idx" "${#sel[@]}"
+	done
+	state[$b]="done"
+}
+
+# --- report --------------------------------------------------------------------
+
+write_report() {
+	local out=$RESULTS/mutants.md b d rev name desc expect verdict killers secs
+	local k s o total
+
+	rev=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
+	[ -n "$(git -C "$TOP" status --porcelain --untracked-files=no 2>/dev/null)" ] &&
+		rev="$rev+dirty"
+	mkdir -p "$RESULTS"
+	{
+		echo "# Mutation testing of the selftests"
+		echo
+		echo "\`make mutants\` (scripts/mutants.sh): each mutant plants one bug in the"
+		echo "series; it is *killed* when the selftests' run in QEMU fails (a failed"
+		echo "test, a manifest shortfall, a console splat or no exit status), and"
+		echo "*survived* when the run passes.  Killing tests are the failures that"
+		echo "the unmutated kernel's run (baseline) did not have."
+		echo
+		echo "- date: $(date -u '+%F %H:%M UTC')"
+		echo "- commit: $rev (/work/main: git rev-parse --short HEAD)"
+		echo "- filters: BASES=\"$BASES\" MUTANTS=\"$MUTANTS\"$([ "$DEBUG" = 1 ] && echo " DEBUG=1 (debug kernels)")"
+		echo "- host: $(nproc) cores, accelerator $(cat "$MBUILD/accel" 2>/dev/null || echo "${ACCEL:-?}"), BOOT_TIMEOUT=${BOOT_TIMEOUT}s"
+		echo "- total wall time: $(( $(date +%s) - T0 ))s"
+		for b in $BASES; do
+			d=$(mbdir "$b")
+			echo
+			echo "## $b"
+			echo
+			case ${state[$b]} in
+			done) ;;
+			running) echo "**Interrupted**: the mutants below are the ones that finished."
+				 echo ;;
+			*) echo "Not run: ${state[$b]:-not reached}."
+			   continue ;;
+			esac
+			echo "| mutant | description | expected killer | result | killing tests (first few) | seconds |"
+			echo "| --- | --- | --- | --- | --- | ---: |"
+			k=0; s=0; o=0; total=0
+			while IFS=$'\t' read -r name desc expect verdict killers secs; do
+				printf '| %s | %s | %s | **%s** | %s | %s |\n' "$name" \
+					"$(md_escape <<<"$desc")" "$(md_escape <<<"$expect")" \
+					"$verdict" "$(md_escape <<<"$killers")" "$secs"
+				[ "$name" = baseline ] && continue
+				total=$((total + 1))
+				case $verdict in
+				killed) k=$((k + 1)) ;;
+				survived) s=$((s + 1)) ;;
+				*) o=$((o + 1)) ;;
+				esac
+			done <"$d/results.tsv"
+			echo
+			echo "Totals for $b: $total mutants, $k killed, $s survived, $o other (n/a, build-failed, inconclusive)."
+			if [ $s -gt 0 ]; then
+				echo
+				echo "Survivors (test gaps): $(awk -F'\t' '$4 == "survived" { printf "%s%s", sep, $1; sep = ", " }' "$d/results.tsv")."
+			fi
+		done
+	} >"$out"
+	msg "report: $out"
+}
+
+# --- main ----------------------------------------------------------------------
+
+mkdir -p "$MBUILD"
+exec 9>"$MBUILD/lock"
+flock -n 9 || die "another make mutants runs ($MBUILD/lock)"
+trap on_exit EXIT
+trap on_signal INT TERM HUP
+rm -f "$TIMINGS" "$MBUILD/accel"
+
+if [ "${MUTANTS_FORCE:-0}" != 1 ] &&
+   pgrep -f "scripts/(test|stress|bench)\.sh" >/dev/null; then
+	die "make test, stress or bench is running: it shares build/<base>/src with make mutants; wait for it (or MUTANTS_FORCE=1)"
+fi
+
+# A run that was killed without its trap (SIGKILL, power) left a mutant in.
+if [ -L "$MBUILD/applied" ] && [ -d "$MBUILD/applied" ]; then
+	warn "a previous run left $(cat "$MBUILD/applied/origin") applied: restoring it"
+	restore "$(readlink -f "$MBUILD/applied")" || die "could not restore the source tree"
+fi
+
+msg "mutants: BASES=\"$BASES\" MUTANTS=\"$MUTANTS\"; build dir $MBUILD"
+# The selftests use the 6.12 tree's kselftest_harness.h, whatever BASES is.
+STEP_BASE=6.12 step "$MBUILD/6.12/logs/source.log" "6.12: source" \
+	"$S/kernel.sh" source 6.12 || exit 1
+mkdir -p "$MBUILD/6.12"
+ln -sfn "$BUILD/6.12/src" "$MBUILD/6.12/src"
+
+rc=0
+REPORT_DUE=1
+for b in $BASES; do
+	run_base "$b" || rc=1
+done
+REPORT_DUE=0
+write_report
+echo
+for b in $BASES; do
+	d=$(mbdir "$b")
+	if [ "${state[$b]}" = "done" ] || [ "${state[$b]}" = running ]; then
+		echo "$b: $(awk -F'\t' '$1 != "baseline" { n++; c[$4]++ }
+			END { printf "%d mutants: %d killed, %d survived", n, c["killed"], c["survived"];
+			      o = n - c["killed"] - c["survived"]; if (o) printf ", %d other", o }' "$d/results.tsv")"
+		awk -F'\t' '$4 == "survived" { print "  survived: " $1 }' "$d/results.tsv"
+	else
+		echo "$b: ${state[$b]:-not reached}"
+	fi
+done
+echo "total wall time: $(( $(date +%s) - T0 ))s; report: $RESULTS/mutants.md"
+exit $rc
+}
