@@ -123,6 +123,18 @@ def ratio(v, base):
     return f"{v / base:.3f}"
 
 
+def git_commit():
+    """Short commit of this checkout, "+dirty" if it has changes."""
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        rev = subprocess.check_output(["git", "-C", top, "rev-parse", "--short",
+                                       "HEAD"], text=True).strip()
+        dirty = subprocess.call(["git", "-C", top, "diff", "--quiet", "HEAD"])
+        return rev + ("+dirty" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def main():
     log, outdir = sys.argv[1], sys.argv[2]
     base = os.environ.get("BENCH_BASE", "?")
@@ -133,9 +145,11 @@ def main():
     os.makedirs(outdir, exist_ok=True)
     ctx = {"base": base, "uname": meta.get("uname", "?"),
            "vcpus": meta.get("cpus", "?"), "accel": accel, "date": date}
+    # The series' commit: a number is only good for the build it came from.
+    commit = os.environ.get("BENCH_COMMIT") or git_commit()
     header = (f"base {base} ({source}), kernel {ctx['uname']}, "
               f"{ctx['vcpus']} vCPUs, {accel.upper()}, {date}; "
-              f"{meta.get('params', '')}")
+              f"commit {commit}; {meta.get('params', '')}")
     failed = [n for n, s in sections.items() if s["rc"] != 0]
 
     # --- wake -----------------------------------------------------------

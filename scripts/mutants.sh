@@ -29,15 +29,27 @@
 #   MUTANTS="glob ..."   mutants to run, shell globs on NN-name (default *)
 #   BOOT_TIMEOUT=1200    host bound on each guest, in seconds
 #   MUTANTS_BASELINE=0   skip the baseline boot
+#   MUTANTS_FAILFAST=0   run every selftest binary for each mutant (by
+#                        default a mutant's guest boots with
+#                        epoll.failfast=1: it stops at the first failing
+#                        binary, so "killing tests" are that binary's)
+#   MUTANTS_SRC=copy     put the mutants into a private copy of the patched
+#                        tree (build/mutants/BASE/src) instead of
+#                        build/BASE/src, so that make test can run meanwhile
 #   MUTANTS_FORCE=1      run even though make test/stress/bench seems to run
 #   DEBUG=1              use the debug kernels (build/mutants/BASE-debug)
+#
+# "scripts/mutants.sh --report" rewrites results/mutants.md from what
+# build/mutants holds, without running anything.
 #
 # Results: results/mutants.md (this run), build/mutants/BASE/results.tsv,
 # per mutant the logs in build/mutants/BASE/logs/mutants/ and the guest's
 # output in build/mutants/BASE/runs/NN-name/.
 #
-# The source tree build/BASE/src is shared with make test: do not run both
-# at the same time (this script refuses to start while one seems to run).
+# The source tree build/BASE/src is shared with make test: a make test that
+# ran while a mutant is in would build it.  This script refuses to start
+# while make test, stress or bench runs, and waits for one before each
+# mutant; MUTANTS_SRC=copy avoids the sharing altogether.
 
 TOP=${TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 # The normal build tree (sources, quilt state); the mutant kernels get
@@ -58,6 +70,7 @@ RESULTS=${RESULTS:-$TOP/results}
 ALL_BASES="v3.19 6.12"
 BASES=${BASES:-$ALL_BASES}
 MUTANTS=${MUTANTS:-*}
+MUTANTS_SRC=${MUTANTS_SRC:-shared}
 export BOOT_TIMEOUT=${BOOT_TIMEOUT:-1200}
 T0=$(date +%s)
 # per base: done, running (then interrupted), or why it was not run
@@ -67,8 +80,10 @@ REPORT_DUE=0
 # mbdir BASE: BASE's directory under the mutants' build tree.
 mbdir() { echo "$MBUILD/$1$VARIANT"; }
 
-# in_mbuild CMD...: run a child script on the mutants' build tree.
-in_mbuild() { BUILD=$MBUILD TIMINGS=$TIMINGS "$@"; }
+# in_mbuild CMD...: run a child script on the mutants' build tree, with
+# the guest's extra kernel command line of the current boot.
+MB_KCMDLINE=${KCMDLINE_EXTRA:-}
+in_mbuild() { BUILD=$MBUILD TIMINGS=$TIMINGS KCMDLINE_EXTRA=$MB_KCMDLINE "$@"; }
 
 # --- processes and interrupts ----------------------------------------------
 
@@ -235,6 +250,14 @@ on_signal() {
 
 # --- results ---------------------------------------------------------------
 
+# failures_nested RESULTS_LOG: "binary: test" for each failed nested test.
+failures_nested() {
+	[ -f "$1" ] || return 0
+	awk '/^# selftests: epoll: / { bin = $4; next }
+	     /^# not ok [0-9]+ / { name = $0; sub(/^# not ok [0-9]+ /, "", name)
+				   print bin ": " name }' "$1"
+}
+
 # failures RUN_DIR: one line per thing that failed the run in RUN_DIR
 # (results.log, boot.log), "binary: test" for a failed nested test.
 failures() {
@@ -252,7 +275,16 @@ failures() {
 			if (!(b in seen)) print b ": (binary failed)"
 		}' "$res"
 	[ -f "$log" ] || return 0
-	grep '^MANIFEST: ' "$log" | grep -v ': failed: ' | sed 's/^MANIFEST: /manifest: /'
+	# The manifest's view, less what the lines above already say: a
+	# binary's failed tests (and so its shortfall), and the binaries that
+	# a fail-fast guest (epoll.failfast=1) did not run after a failure.
+	grep '^MANIFEST: ' "$log" | grep -v ': failed: ' | sed 's/^MANIFEST: /manifest: /' |
+		awk -v failfast="$(grep -c '^# failfast: stopping' "$res" 2>/dev/null)" '
+		FILENAME == ARGV[1] { sub(/: .*/, ""); failed[$0] = 1; next }
+		{ b = $2; sub(/:$/, "", b) }
+		failfast > 0 && / did not run / { next }
+		(b in failed) && / passed, fewer than / { next }
+		{ print }' <(failures_nested "$res") -
 	grep -q '^FAIL: no exit status' "$log" && echo "no exit status from the guest (hang, crash or timeout)"
 	grep -q '^console shows a splat' "$log" &&
 		echo "console: $(sed -n '/^console shows a splat/,$p' "$log" | head -n 80 |
@@ -267,8 +299,9 @@ SPLAT_RE='Kernel panic|Oops|BUG:|WARNING:|general protection fault|Call Trace:|I
 # new_failures BASELINE MUTANT: the lines of MUTANT that the baseline did
 # not have, numbers aside (counts and seeds differ from run to run).
 new_failures() {
+	# FILENAME, not NR == FNR: the baseline's list is usually empty.
 	awk 'function norm(s) { gsub(/[0-9]+/, "N", s); return s }
-	     NR == FNR { base[norm($0)] = 1; next }
+	     FILENAME == ARGV[1] { base[norm($0)] = 1; next }
 	     !(norm($0) in base)' "$1" "$2"
 }
 
@@ -286,6 +319,22 @@ first_few() {
 md_escape() { sed 's/|/\\|/g'; }
 
 # --- one base -----------------------------------------------------------------
+
+# The tree the mutants go into: build/BASE/src, or its copy.
+MSRC=
+
+others_running() { pgrep -f "scripts/(test|stress|bench)\.sh" >/dev/null; }
+
+# wait_for_others: with the shared source tree, never put a mutant in
+# while make test, stress or bench may build from it.
+wait_for_others() {
+	[ "$MUTANTS_SRC" = copy ] || [ "${MUTANTS_FORCE:-0}" = 1 ] && return 0
+	others_running || return 0
+	warn "make test, stress or bench runs on the shared source tree: waiting for it before the next mutant"
+	while others_running; do
+		sleep 30
+	done
+}
 
 # prepare BASE: the shared source and series, then the mutants' build tree
 # with an unmutated kernel, headers, selftests and initramfs.
@@ -305,7 +354,19 @@ prepare() {
 	fi
 	[ $st = 0 ] || return 1
 	step "$L/apply.log" "$b: quilt push -a (build/$b/src)" "$S/kernel.sh" apply "$b" || return 1
-	ln -sfn "$BUILD/$b/src" "$MBUILD/$b/src"
+	if [ "$MUTANTS_SRC" = copy ]; then
+		# A private copy: make test may build from build/$b/src meanwhile.
+		[ -L "$MBUILD/$b/src" ] && rm -f "$MBUILD/$b/src"
+		mkdir -p "$MBUILD/$b/src"
+		step "$L/copy.log" "$b: copy build/$b/src (MUTANTS_SRC=copy)" \
+			rsync -a --delete "$BUILD/$b/src/" "$MBUILD/$b/src/" || return 1
+		MSRC=$MBUILD/$b/src
+	else
+		[ -d "$MBUILD/$b/src" ] && [ ! -L "$MBUILD/$b/src" ] &&
+			rm -rf "$MBUILD/$b/src"
+		ln -sfn "$BUILD/$b/src" "$MBUILD/$b/src"
+		MSRC=$BUILD/$b/src
+	fi
 	cp "$(bdir "$b")/source-version" "$d/" 2>/dev/null
 	cp "$(bdir "$b")/kernelversion" "$d/" 2>/dev/null
 	step "$L/config.log" "$b$VARIANT: config (mutants' build dir)" in_mbuild "$S/kernel.sh" config "$b" &&
@@ -333,9 +394,16 @@ boot() {
 	run=$d/runs/$name
 	rm -rf "$run"
 	mkdir -p "$run" "$d/logs/mutants"
+	# A mutant's guest stops at its first failing binary (the quick ones
+	# run first); the baseline runs everything, so that all of its own
+	# failures are known.
+	MB_KCMDLINE=${KCMDLINE_EXTRA:-}
+	[ "$name" != baseline ] && [ "${MUTANTS_FAILFAST:-1}" = 1 ] &&
+		MB_KCMDLINE="$MB_KCMDLINE epoll.failfast=1"
 	step "$d/logs/mutants/$name-boot.log" "$b$VARIANT: $name: boot + selftests in QEMU" \
 		in_mbuild "$S/guest.sh" boot "$b" selftests
 	rc=$?
+	MB_KCMDLINE=${KCMDLINE_EXTRA:-}
 	cp -p "$d/run-selftests/"* "$run/" 2>/dev/null
 	cp -p "$d/logs/mutants/$name-boot.log" "$run/boot.log"
 	failures "$run" >"$run/failures"
@@ -355,11 +423,12 @@ run_mutant() {
 	start=$(date +%s)
 	msg "$b$VARIANT [$idx/$total] $name: $desc"
 
-	apply_mutant "$BUILD/$b/src" "$p" "$d/saved"
+	wait_for_others
+	apply_mutant "$MSRC" "$p" "$d/saved"
 	rc=$?
 	if [ $rc = 2 ]; then
 		verdict=n/a
-		killers="does not apply to build/$b/src (patch -p1 --fuzz=0)"
+		killers="does not apply to ${MSRC#"$TOP"/} (patch -p1 --fuzz=0)"
 	elif [ $rc != 0 ]; then
 		verdict=error
 		killers="patch failed halfway"
@@ -395,7 +464,7 @@ run_mutant() {
 		fi
 	fi
 	if [ -n "$CUR_SAVE" ] && ! revert_current; then
-		die "$b: could not restore build/$b/src after $name: stopping (saved files in $CUR_SAVE)"
+		die "$b: could not restore $MSRC after $name: stopping (saved files in $CUR_SAVE)"
 	fi
 	# a uapi mutant left its headers and selftests behind: rebuild them
 	if [ $uapi = 1 ]; then
@@ -489,7 +558,11 @@ write_report() {
 		echo "- commit: $rev (/work/main: git rev-parse --short HEAD)"
 		echo "- filters: BASES=\"$BASES\" MUTANTS=\"$MUTANTS\"$([ "$DEBUG" = 1 ] && echo " DEBUG=1 (debug kernels)")"
 		echo "- host: $(nproc) cores, accelerator $(cat "$MBUILD/accel" 2>/dev/null || echo "${ACCEL:-?}"), BOOT_TIMEOUT=${BOOT_TIMEOUT}s"
-		echo "- total wall time: $(( $(date +%s) - T0 ))s"
+		if [ -n "$REPORT_NOTE" ]; then
+			echo "- $REPORT_NOTE"
+		else
+			echo "- total wall time: $(( $(date +%s) - T0 ))s"
+		fi
 		for b in $BASES; do
 			d=$(mbdir "$b")
 			echo
@@ -516,19 +589,71 @@ write_report() {
 				survived) s=$((s + 1)) ;;
 				*) o=$((o + 1)) ;;
 				esac
-			done <"$d/results.tsv"
+			done <"$d/$REPORT_TSV"
 			echo
 			echo "Totals for $b: $total mutants, $k killed, $s survived, $o other (n/a, build-failed, inconclusive)."
 			if [ $s -gt 0 ]; then
 				echo
-				echo "Survivors (test gaps): $(awk -F'\t' '$4 == "survived" { printf "%s%s", sep, $1; sep = ", " }' "$d/results.tsv")."
+				echo "Survivors (test gaps): $(awk -F'\t' '$4 == "survived" { printf "%s%s", sep, $1; sep = ", " }' "$d/$REPORT_TSV")."
 			fi
 		done
 	} >"$out"
 	msg "report: $out"
 }
 
+# rebuild_report: results/mutants.md again from what build/mutants holds
+# (results.tsv and each run's output), with the killing tests worked out
+# anew; runs nothing and changes no results.tsv.
+rebuild_report() {
+	local b d name desc expect verdict killers secs new out
+
+	for b in $BASES; do
+		d=$(mbdir "$b")
+		if [ ! -s "$d/results.tsv" ]; then
+			state[$b]="no results in ${d#"$TOP"/}/results.tsv"
+			continue
+		fi
+		BASELINE_RC=$(awk -F'\t' '$1 == "baseline" { print ($4 == "pass") ? 0 : 1 }' "$d/results.tsv")
+		[ -d "$d/runs/baseline" ] && failures "$d/runs/baseline" >"$d/runs/baseline/failures"
+		out=$d/results.report.tsv
+		: >"$out"
+		while IFS=$'\t' read -r name desc expect verdict killers secs; do
+			if { [ "$verdict" = killed ] || [ "$verdict" = inconclusive ]; } &&
+			   [ -f "$d/runs/$name/boot.log" ]; then
+				new=$d/runs/$name/new-failures
+				failures "$d/runs/$name" >"$d/runs/$name/failures"
+				if [ -n "$BASELINE_RC" ]; then
+					new_failures "$d/runs/baseline/failures" \
+						"$d/runs/$name/failures" >"$new"
+				else
+					cp "$d/runs/$name/failures" "$new"
+				fi
+				verdict=killed
+				killers=$(first_few "$new" 4)
+				if [ -z "$killers" ] && [ "$BASELINE_RC" = 1 ]; then
+					verdict=inconclusive
+					killers="only the baseline's own failures"
+				fi
+				[ -n "$killers" ] || killers="(boot failed; see ${d#"$TOP"/}/runs/$name/boot.log)"
+			fi
+			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$desc" "$expect" \
+				"$verdict" "$killers" "$secs" >>"$out"
+		done <"$d/results.tsv"
+		state[$b]="done"
+	done
+	REPORT_TSV=results.report.tsv
+	REPORT_NOTE="report rebuilt by scripts/mutants.sh --report from build/mutants (runs of $(date -u -r "$(mbdir "${BASES%% *}")/results.tsv" '+%F %H:%M UTC' 2>/dev/null)); run time: the seconds column"
+	write_report
+}
+
 # --- main ----------------------------------------------------------------------
+
+REPORT_TSV=results.tsv
+REPORT_NOTE=
+if [ "${1:-}" = --report ]; then
+	rebuild_report
+	exit 0
+fi
 
 mkdir -p "$MBUILD"
 exec 9>"$MBUILD/lock"
@@ -537,9 +662,8 @@ trap on_exit EXIT
 trap on_signal INT TERM HUP
 rm -f "$TIMINGS" "$MBUILD/accel"
 
-if [ "${MUTANTS_FORCE:-0}" != 1 ] &&
-   pgrep -f "scripts/(test|stress|bench)\.sh" >/dev/null; then
-	die "make test, stress or bench is running: it shares build/<base>/src with make mutants; wait for it (or MUTANTS_FORCE=1)"
+if [ "$MUTANTS_SRC" != copy ] && [ "${MUTANTS_FORCE:-0}" != 1 ] && others_running; then
+	die "make test, stress or bench is running: it shares build/<base>/src with make mutants; wait for it, or use MUTANTS_SRC=copy (or MUTANTS_FORCE=1)"
 fi
 
 # A run that was killed without its trap (SIGKILL, power) left a mutant in.
@@ -553,7 +677,8 @@ msg "mutants: BASES=\"$BASES\" MUTANTS=\"$MUTANTS\"; build dir $MBUILD"
 STEP_BASE=6.12 step "$MBUILD/6.12/logs/source.log" "6.12: source" \
 	"$S/kernel.sh" source 6.12 || exit 1
 mkdir -p "$MBUILD/6.12"
-ln -sfn "$BUILD/6.12/src" "$MBUILD/6.12/src"
+[ -d "$MBUILD/6.12/src" ] && [ ! -L "$MBUILD/6.12/src" ] ||
+	ln -sfn "$BUILD/6.12/src" "$MBUILD/6.12/src"
 
 rc=0
 REPORT_DUE=1

@@ -11,6 +11,8 @@ the totals: calls, events and tokens checked, violations, and the splats
 the host found on the debug kernel's console.
 """
 import re
+import os
+import subprocess
 import sys
 
 # class -> (call, documented result).  "exact" means the fuzzer checks the
@@ -84,6 +86,17 @@ def main():
         print("no stress results")
         return 0
     cols = list(data)
+    top = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        commit = subprocess.check_output(
+            ["git", "-C", top, "rev-parse", "--short", "HEAD"],
+            text=True).strip()
+        if subprocess.call(["git", "-C", top, "diff", "--quiet", "HEAD"]):
+            commit += "+dirty"
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    print(f"_make stress results of commit {commit}_")
+    print()
     print("| bad-input class | call | documented result | "
           + " | ".join(f"calls on {b}" for b in cols) + " |")
     print("| --- | --- | --- | " + " | ".join("---:" for _ in cols) + " |")

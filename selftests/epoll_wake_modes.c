@@ -84,13 +84,15 @@
 #define TOKEN_STOP	2
 
 enum src_type { SRC_PIPE, SRC_EVENTFD, SRC_TCP };
-enum wake_mode { MODE_ALL, MODE_EXCLUSIVE, MODE_ROUNDROBIN, MODE_MIXED };
+enum wake_mode { MODE_ALL, MODE_EXCLUSIVE, MODE_ROUNDROBIN, MODE_MIXED,
+		 MODE_MIXED_RR };
 
 static const char * const mode_name[] = {
 	[MODE_ALL]		= "all",
 	[MODE_EXCLUSIVE]	= "exclusive",
 	[MODE_ROUNDROBIN]	= "roundrobin",
 	[MODE_MIXED]		= "mixed",
+	[MODE_MIXED_RR]		= "mixed_roundrobin",
 };
 
 struct wake_ctx;
@@ -253,6 +255,9 @@ static uint32_t mode_flags(enum wake_mode mode, int idx)
 	case MODE_MIXED:
 		/* Interleave: plain entries go to the queue head anyway. */
 		return (idx & 1) ? EPOLLEXCLUSIVE : 0;
+	case MODE_MIXED_RR:
+		/* Round-robin entries that are never first in the queue. */
+		return (idx & 1) ? EPOLLEXCLUSIVE | EPOLLROUNDROBIN : 0;
 	case MODE_ALL:
 	default:
 		return 0;
@@ -537,7 +542,8 @@ static void assert_exact_spread(struct __test_metadata *_metadata,
  *  - round-robin: the queue rotates by one entry per event, 0,1,..,N-1,0,..
  *  - exclusive: the first exclusive entry (w0) always takes it;
  *  - mixed: the first exclusive entry is w1 (plain entries do not stop the
- *    walk), and it always takes it.
+ *    walk), and it always takes it;
+ *  - mixed round-robin: w1 and w3 take turns, behind the plain entries.
  */
 static int expected_winner(enum wake_mode mode, int ev)
 {
@@ -548,6 +554,8 @@ static int expected_winner(enum wake_mode mode, int ev)
 		return 0;
 	case MODE_MIXED:
 		return 1;
+	case MODE_MIXED_RR:
+		return (ev & 1) ? 3 : 1;
 	case MODE_ALL:
 	default:
 		return -1;
@@ -657,6 +665,7 @@ static void run_wake(struct __test_metadata *_metadata, struct wake_ctx *c,
 		assert_exact_spread(_metadata, c, NR_WAKE_EVENTS);
 		break;
 	case MODE_MIXED:
+	case MODE_MIXED_RR:
 		ksft_print_msg("mixed: exclusive waiters woken per event: min=%ld max=%ld\n",
 			       xmin, xmax);
 		/* The walk stops at the first exclusive entry that consumes. */
@@ -1057,6 +1066,25 @@ TEST_F_TIMEOUT(epoll_wake, wake_mixed, TEST_TIMEOUT_S)
 }
 
 /*
+ *        t0        t1        t2        t3
+ *         | (ew)    | (ew)    | (ew)    | (ew)
+ *        e0        e1        e2        e3
+ *     (et) \ (et,x,rr) \   / (et)  / (et,x,rr)
+ *           `-------- s0 ----------'
+ *                      |
+ *                      w  (writer drains s0 itself)
+ *
+ * Mixed round-robin: the plain entries (t0, t2) sit at the head of s0's
+ * queue, so a round-robin entry is never the first one when it takes an
+ * event.  Both plain waiters wake for every event, and t1 and t3 take
+ * turns exactly: 1,3,1,3,...
+ */
+TEST_F_TIMEOUT(epoll_wake, wake_mixed_roundrobin, TEST_TIMEOUT_S)
+{
+	run_wake(_metadata, &self->c, MODE_MIXED_RR);
+}
+
+/*
  *        t0      t1      t2      t3      (each consumes, non-blocking)
  *         | (ew)  | (ew)  | (ew)  | (ew)
  *        e0      e1      e2      e3
@@ -1143,6 +1171,65 @@ TEST_F_TIMEOUT(epoll_wake, hijack_attacker_first, TEST_TIMEOUT_S)
 TEST_F_TIMEOUT(epoll_wake, hijack_attacker_last, TEST_TIMEOUT_S)
 {
 	run_hijack(_metadata, &self->c, false);
+}
+
+/*
+ *          t0        t1        t2        t3
+ *           | (ew)    | (ew)    | (ew)    | (ew)
+ *          e0        e1        e2        e3
+ *  (et,x,rr) \ (et,x,rr) \    / (et,x,rr) / (et,x,rr)
+ *             `------ listener ------'
+ *                        |
+ *                        w  shutdown(SHUT_RDWR): wake_up_interruptible_all()
+ *
+ * A wakeup addressed to all waiters (a listener shut down) reaches every
+ * round-robin entry, and each exactly once: every entry consumes it and
+ * moves to the tail behind the walk, which must stop when it comes round
+ * to the first entry it moved.
+ */
+TEST(hup_roundrobin_wakes_each_once)
+{
+	struct wake_ctx *c;
+	int i, ret;
+
+	c = calloc(1, sizeof(*c));
+	ASSERT_TRUE(c != NULL);
+	c->type = SRC_TCP;
+	c->src_name = "tcp";
+	c->src = c->src_wr = c->client = -1;
+	for (i = 0; i < NR_WAITERS; i++)
+		c->w[i].epfd = -1;
+	if (!thread_state(thread_tid()))
+		SKIP(return, "cannot read /proc/self/task/<tid>/stat");
+	c->stopfd = eventfd(0, EFD_CLOEXEC);
+	ASSERT_GE(c->stopfd, 0);
+	ret = wk_tcp_listener(&c->addr);
+	if (ret == -EAFNOSUPPORT)
+		SKIP(return, "no IPv4 support");
+	ASSERT_GE(ret, 0) TH_LOG("TCP listener: %s", strerror(-ret));
+	c->src = ret;
+
+	start_waiters(_metadata, c, MODE_ROUNDROBIN, false);
+	expect_all_asleep(_metadata, c, 0);
+	ASSERT_EQ(0, shutdown(c->src, SHUT_RDWR));
+	ret = wait_count(c, &c->reports, NR_WAITERS);
+	if (ret)
+		dump_waiters(c);
+	ASSERT_EQ(0, ret)
+		TH_LOG("%ld of %d waiters woke for the shutdown: %s",
+		       c->reports, NR_WAITERS, strerror(-ret));
+	expect_all_asleep(_metadata, c, 1);
+	for (i = 0; i < NR_WAITERS; i++) {
+		EXPECT_EQ(1, c->w[i].wakeups)
+			TH_LOG("waiter %d woke %ld times for one shutdown",
+			       i, c->w[i].wakeups);
+	}
+	stop_waiters(c);
+	for (i = 0; i < NR_WAITERS; i++)
+		close(c->w[i].epfd);
+	close(c->src);
+	close(c->stopfd);
+	free(c);
 }
 
 int main(int argc, char **argv)
