@@ -49,7 +49,7 @@ tree_id() {
 
 # find_source: print the tarball or tree to use, or nothing.
 find_source() {
-	local user=${!SRC_ENV:-} name
+	local user=${!SRC_ENV:-} name dir
 
 	if [ -n "$user" ]; then
 		[ -e "$user" ] || die "$SRC_ENV=$user does not exist"
@@ -60,11 +60,13 @@ find_source() {
 		[ -f "$SRC_APT_TARBALL" ] && echo "$SRC_APT_TARBALL"
 		return
 	fi
-	for name in $SRC_CACHE_NAMES; do
-		if [ -f "$DL_CACHE/$name" ]; then
-			echo "$DL_CACHE/$name"
-			return
-		fi
+	for dir in "$DL_CACHE" $SRC_SHARED_DIRS; do
+		for name in $SRC_CACHE_NAMES; do
+			if [ -f "$dir/$name" ]; then
+				echo "$dir/$name"
+				return
+			fi
+		done
 	done
 	download_source
 }

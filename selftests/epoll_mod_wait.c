@@ -1452,6 +1452,27 @@ FIXTURE_TEARDOWN(signals)
 }
 
 /*
+ * One call with the killer thread running: it sends SIGUSR1 once this
+ * thread sleeps in the call.  Returns the call's result; *t0 and *t1 are
+ * taken right before and after it.
+ */
+static int mw_with_killer(struct __test_metadata *_metadata, int ep,
+			  struct epoll_wait_spec *spec, struct killer *k,
+			  long long *t0, long long *t1)
+{
+	pthread_t thr;
+	int ret;
+
+	*t0 = now_ns(CLOCK_MONOTONIC);
+	ASSERT_EQ(0, pthread_create(&thr, NULL, killer_fn, k));
+	ret = mw(ep, 0, 0, NULL, spec);
+	*t1 = now_ns(CLOCK_MONOTONIC);
+	ASSERT_EQ(0, pthread_join(thr, NULL));
+	ASSERT_EQ(0, k->err);
+	return ret;
+}
+
+/*
  * SIGUSR1 unblocked normally, blocked by spec->sigmask: the ~200 ms wait
  * is not interrupted, and the handler runs once the call has returned.
  */
@@ -1463,7 +1484,6 @@ TEST_F_TIMEOUT(signals, blocked_during_wait, TEST_TIMEOUT_S)
 	struct epoll_event ev[1];
 	long long t0 = 0, t1 = 0;
 	int ret = -1, attempt;
-	pthread_t thr;
 
 	ASSERT_EQ(0, set_blocked(SIGUSR1, false));
 	set_spec(&spec, ev, 1, CLOCK_MONOTONIC, 0, SIG_WAIT_NS);
@@ -1478,12 +1498,7 @@ TEST_F_TIMEOUT(signals, blocked_during_wait, TEST_TIMEOUT_S)
 	for (attempt = 0; attempt < NR_SIG_ATTEMPTS; attempt++) {
 		usr1_count = 0;
 		usr1_ns = 0;
-		t0 = now_ns(CLOCK_MONOTONIC);
-		ASSERT_EQ(0, pthread_create(&thr, NULL, killer_fn, &k));
-		ret = mw(self->ep, 0, 0, NULL, &spec);
-		t1 = now_ns(CLOCK_MONOTONIC);
-		ASSERT_EQ(0, pthread_join(thr, NULL));
-		ASSERT_EQ(0, k.err);
+		ret = mw_with_killer(_metadata, self->ep, &spec, &k, &t0, &t1);
 		if (k.sent_ns < t0 + SIG_WAIT_NS)
 			break;
 		ksft_print_msg("attempt %d: helper sent the signal after the wait, retrying\n",
@@ -1516,7 +1531,6 @@ TEST_F_TIMEOUT(signals, unblocked_during_wait, TEST_TIMEOUT_S)
 	struct epoll_event ev[1];
 	long long t0, t1;
 	sigset_t pending;
-	pthread_t thr;
 	int ret;
 
 	ASSERT_EQ(0, set_blocked(SIGUSR1, true));
@@ -1524,12 +1538,7 @@ TEST_F_TIMEOUT(signals, unblocked_during_wait, TEST_TIMEOUT_S)
 	set_spec(&spec, ev, 1, CLOCK_MONOTONIC, LONG_WAIT_S, 0);
 	spec.sigmask = &kmask;
 	spec.sigsetsize = EPOLL_MOD_SIGSETSIZE;
-	t0 = now_ns(CLOCK_MONOTONIC);
-	ASSERT_EQ(0, pthread_create(&thr, NULL, killer_fn, &k));
-	ret = mw(self->ep, 0, 0, NULL, &spec);
-	t1 = now_ns(CLOCK_MONOTONIC);
-	ASSERT_EQ(0, pthread_join(thr, NULL));
-	ASSERT_EQ(0, k.err);
+	ret = mw_with_killer(_metadata, self->ep, &spec, &k, &t0, &t1);
 
 	EXPECT_EQ(-EINTR, ret);
 	EXPECT_LT(t1 - t0, FAST_NS);

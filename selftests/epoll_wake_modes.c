@@ -935,20 +935,26 @@ FIXTURE_VARIANT_ADD(epoll_wake, tcp) {
 	.name = "tcp",
 };
 
-FIXTURE_SETUP(epoll_wake)
+/*
+ * Open the source of @type and the stop eventfd in @c.  Returns 0, or 1
+ * when the test is skipped (SKIP() has recorded why); a failed assert ends
+ * the test as usual.  Shared by the fixture and the stand-alone tests.
+ */
+static int wake_ctx_setup(struct __test_metadata *_metadata,
+			  struct wake_ctx *c, enum src_type type,
+			  const char *name)
 {
-	struct wake_ctx *c = &self->c;
 	int fds[2], ret, i;
 
 	memset(c, 0, sizeof(*c));
-	c->type = variant->type;
-	c->src_name = variant->name;
+	c->type = type;
+	c->src_name = name;
 	c->src = c->src_wr = c->client = c->stopfd = -1;
 	for (i = 0; i < NR_WAITERS; i++)
 		c->w[i].epfd = -1;
 
 	if (!thread_state(thread_tid()))
-		SKIP(return, "cannot read /proc/self/task/<tid>/stat");
+		SKIP(return 1, "cannot read /proc/self/task/<tid>/stat");
 
 	c->stopfd = eventfd(0, EFD_CLOEXEC);
 	ASSERT_GE(c->stopfd, 0);
@@ -966,17 +972,18 @@ FIXTURE_SETUP(epoll_wake)
 	case SRC_TCP:
 		ret = wk_tcp_listener(&c->addr);
 		if (ret == -EAFNOSUPPORT)
-			SKIP(return, "no IPv4 support");
+			SKIP(return 1, "no IPv4 support");
 		ASSERT_GE(ret, 0)
 			TH_LOG("TCP listener on 127.0.0.1: %s", strerror(-ret));
 		c->src = ret;
 		break;
 	}
+	return 0;
 }
 
-FIXTURE_TEARDOWN(epoll_wake)
+/* Stop the waiters (and the attacker) and close everything @c holds. */
+static void wake_ctx_teardown(struct wake_ctx *c)
 {
-	struct wake_ctx *c = &self->c;
 	int i;
 
 	stop_waiters(c);
@@ -995,6 +1002,16 @@ FIXTURE_TEARDOWN(epoll_wake)
 		close(c->src);
 	if (c->stopfd >= 0)
 		close(c->stopfd);
+}
+
+FIXTURE_SETUP(epoll_wake)
+{
+	wake_ctx_setup(_metadata, &self->c, variant->type, variant->name);
+}
+
+FIXTURE_TEARDOWN(epoll_wake)
+{
+	wake_ctx_teardown(&self->c);
 }
 
 /*
@@ -1197,20 +1214,8 @@ TEST(hup_roundrobin_wakes_each)
 
 	c = calloc(1, sizeof(*c));
 	ASSERT_TRUE(c != NULL);
-	c->type = SRC_TCP;
-	c->src_name = "tcp";
-	c->src = c->src_wr = c->client = -1;
-	for (i = 0; i < NR_WAITERS; i++)
-		c->w[i].epfd = -1;
-	if (!thread_state(thread_tid()))
-		SKIP(return, "cannot read /proc/self/task/<tid>/stat");
-	c->stopfd = eventfd(0, EFD_CLOEXEC);
-	ASSERT_GE(c->stopfd, 0);
-	ret = wk_tcp_listener(&c->addr);
-	if (ret == -EAFNOSUPPORT)
-		SKIP(return, "no IPv4 support");
-	ASSERT_GE(ret, 0) TH_LOG("TCP listener: %s", strerror(-ret));
-	c->src = ret;
+	if (wake_ctx_setup(_metadata, c, SRC_TCP, "tcp"))
+		return;
 
 	start_waiters(_metadata, c, MODE_ROUNDROBIN, false);
 	expect_all_asleep(_metadata, c, 0);
@@ -1229,11 +1234,7 @@ TEST(hup_roundrobin_wakes_each)
 	ksft_print_msg("hup: wakeups per waiter %ld %ld %ld %ld\n",
 		       c->w[0].wakeups, c->w[1].wakeups, c->w[2].wakeups,
 		       c->w[3].wakeups);
-	stop_waiters(c);
-	for (i = 0; i < NR_WAITERS; i++)
-		close(c->w[i].epfd);
-	close(c->src);
-	close(c->stopfd);
+	wake_ctx_teardown(c);
 	free(c);
 }
 
