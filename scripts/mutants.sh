@@ -713,6 +713,11 @@ if [ -L "$MBUILD/applied" ] && [ -d "$MBUILD/applied" ]; then
 	restore "$(readlink -f "$MBUILD/applied")" || die "could not restore the source tree"
 fi
 
+# The manifest as it is now: guest.sh's check-results.py reads $MANIFEST, so
+# an edit of selftests/manifest.txt during the run cannot change its verdicts.
+mkdir -p "$MBUILD"
+cp "$TOP/selftests/manifest.txt" "$MBUILD/manifest.snapshot"
+export MANIFEST=$MBUILD/manifest.snapshot
 msg "mutants: BASES=\"$BASES\" MUTANTS=\"$MUTANTS\"; build dir $MBUILD"
 # The selftests use the 6.12 tree's kselftest_harness.h, whatever BASES is.
 STEP_BASE=6.12 step "$MBUILD/6.12/logs/source.log" "6.12: source" \
