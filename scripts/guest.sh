@@ -263,8 +263,8 @@ SPLAT_RE='Kernel panic|Oops|BUG:|WARNING:|general protection fault|Call Trace:|I
 check_console() {
 	local log=$RUN/console.log rest=$RUN/console.unexpected rc=0 n
 
-	# A boot-time test's own warning, bracketed by its marker lines, is
-	# expected (once); everything outside the brackets is held to SPLAT_RE.
+	# A kernel test's own warning (test_wait_rr), bracketed by its marker
+	# lines, is expected (once); everything outside them is held to SPLAT_RE.
 	if [ -n "${EXPECTED_WARN_BEGIN:-}" ]; then
 		n=$(awk -v b="$EXPECTED_WARN_BEGIN" -v e="$EXPECTED_WARN_END" \
 			-v at="${EXPECTED_WARN_AT:-}" '

@@ -37,6 +37,9 @@
 #                        tree (build/mutants/BASE/src) instead of
 #                        build/BASE/src, so that make test can run meanwhile
 #   MUTANTS_FORCE=1      run even though make test/stress/bench seems to run
+#   MUTANTS_APPEND=1     keep the rows of earlier runs in results.tsv and
+#                        replace only those of the mutants run now (each
+#                        row names the commit it ran at)
 #   DEBUG=1              use the debug kernels (build/mutants/BASE-debug)
 #
 # "scripts/mutants.sh --report" rewrites results/mutants.md from what
@@ -73,6 +76,10 @@ MUTANTS=${MUTANTS:-*}
 MUTANTS_SRC=${MUTANTS_SRC:-shared}
 export BOOT_TIMEOUT=${BOOT_TIMEOUT:-1200}
 T0=$(date +%s)
+# The commit this run tests, recorded on each results.tsv row.
+RUN_REV=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
+[ -n "$(git -C "$TOP" status --porcelain --untracked-files=no 2>/dev/null)" ] &&
+	RUN_REV="$RUN_REV+dirty"
 # per base: done, running (then interrupted), or why it was not run
 declare -A state
 REPORT_DUE=0
@@ -446,6 +453,18 @@ boot() {
 	return $rc
 }
 
+# tsv_row TSV NAME DESC EXPECT VERDICT KILLERS SECS: NAME's row, at this
+# run's commit, replacing an earlier run's row of the same name.
+tsv_row() {
+	local tsv=$1 name=$2
+
+	shift 2
+	if [ -s "$tsv" ]; then
+		awk -F'\t' -v n="$name" '$1 != n' "$tsv" >"$tsv.new" && mv "$tsv.new" "$tsv"
+	fi
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$@" "$RUN_REV" >>"$tsv"
+}
+
 # run_mutant BASE PATCH IDX TOTAL: one mutant, one results.tsv line.
 run_mutant() {
 	local b=$1 p=$2 idx=$3 total=$4 d name desc expect start rc verdict
@@ -509,8 +528,8 @@ run_mutant() {
 	fi
 	secs=$(($(date +%s) - start))
 	msg "$b$VARIANT [$idx/$total] $name: ${verdict^^} (${secs}s)${killers:+: $killers}"
-	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$desc" "$expect" "$verdict" \
-		"$killers" "$secs" >>"$d/results.tsv"
+	tsv_row "$d/results.tsv" "$name" "$desc" "$expect" "$verdict" \
+		"$killers" "$secs"
 }
 
 # run_base BASE: prepare, baseline, every selected mutant.
@@ -542,7 +561,7 @@ run_base() {
 	3) state[$b]="SKIPPED: $(cat "$(bdir "$b")/skip-reason" 2>/dev/null)"; return 3 ;;
 	*) state[$b]="FAILED before the first mutant (see $d/logs)"; return 1 ;;
 	esac
-	: >"$d/results.tsv"
+	[ "${MUTANTS_APPEND:-0}" = 1 ] || : >"$d/results.tsv"
 	state[$b]=running
 	BASELINE_RC=
 	if [ "${MUTANTS_BASELINE:-1}" != 0 ]; then
@@ -553,13 +572,13 @@ run_base() {
 		secs=$(($(date +%s) - start))
 		if [ "$BASELINE_RC" = 0 ]; then
 			msg "$b$VARIANT: baseline (no mutant) passes (${secs}s)"
-			printf '%s\t%s\t%s\t%s\t%s\t%s\n' baseline "the series as it is" "nothing" \
-				pass - "$secs" >>"$d/results.tsv"
+			tsv_row "$d/results.tsv" baseline "the series as it is" "nothing" \
+				pass - "$secs"
 		else
 			warn "$b$VARIANT: the baseline (no mutant) FAILS; mutants are credited only with failures it does not have:"
 			sed 's/^/    /' "$d/runs/baseline/failures" | head -n 20 >&2
-			printf '%s\t%s\t%s\t%s\t%s\t%s\n' baseline "the series as it is" "nothing" \
-				FAIL "$(first_few "$d/runs/baseline/failures" 4 | tr '\t' ' ')" "$secs" >>"$d/results.tsv"
+			tsv_row "$d/results.tsv" baseline "the series as it is" "nothing" \
+				FAIL "$(first_few "$d/runs/baseline/failures" 4 | tr '\t' ' ')" "$secs"
 		fi
 	else
 		rm -rf "$d/runs/baseline"
@@ -596,7 +615,7 @@ write_report() {
 		fi
 		echo
 		echo "- date: $(date -u '+%F %H:%M UTC')"
-		echo "- commit: $rev (/work/main: git rev-parse --short HEAD)"
+		echo "- commit of the tree when this report was written: $rev; each row names the commit its mutant ran at"
 		echo "- filters: BASES=\"$BASES\" MUTANTS=\"$MUTANTS\"$([ "$DEBUG" = 1 ] && echo " DEBUG=1 (debug kernels)")"
 		echo "- host: $(nproc) cores, accelerator $(cat "$MBUILD/accel" 2>/dev/null || echo "${ACCEL:-?}"), BOOT_TIMEOUT=${BOOT_TIMEOUT}s"
 		if [ -n "$REPORT_NOTE" ]; then
@@ -616,13 +635,13 @@ write_report() {
 			*) echo "Not run: ${state[$b]:-not reached}."
 			   continue ;;
 			esac
-			echo "| mutant | description | expected killer | result | killing tests (first few) | seconds |"
-			echo "| --- | --- | --- | --- | --- | ---: |"
+			echo "| mutant | description | expected killer | result | killing tests (first few) | seconds | commit |"
+			echo "| --- | --- | --- | --- | --- | ---: | --- |"
 			k=0; s=0; o=0; total=0
-			while IFS=$'\t' read -r name desc expect verdict killers secs; do
-				printf '| %s | %s | %s | **%s** | %s | %s |\n' "$name" \
+			while IFS=$'\t' read -r name desc expect verdict killers secs rev; do
+				printf '| %s | %s | %s | **%s** | %s | %s | %s |\n' "$name" \
 					"$(md_escape <<<"$desc")" "$(md_escape <<<"$expect")" \
-					"$verdict" "$(md_escape <<<"$killers")" "$secs"
+					"$verdict" "$(md_escape <<<"$killers")" "$secs" "${rev:-?}"
 				[ "$name" = baseline ] && continue
 				total=$((total + 1))
 				case $verdict in
@@ -658,7 +677,7 @@ rebuild_report() {
 		[ -d "$d/runs/baseline" ] && failures "$d/runs/baseline" >"$d/runs/baseline/failures"
 		out=$d/results.report.tsv
 		: >"$out"
-		while IFS=$'\t' read -r name desc expect verdict killers secs; do
+		while IFS=$'\t' read -r name desc expect verdict killers secs rev; do
 			if { [ "$verdict" = killed ] || [ "$verdict" = inconclusive ]; } &&
 			   [ -f "$d/runs/$name/boot.log" ]; then
 				new=$d/runs/$name/new-failures
@@ -677,8 +696,8 @@ rebuild_report() {
 				fi
 				[ -n "$killers" ] || killers="(boot failed; see ${d#"$TOP"/}/runs/$name/boot.log)"
 			fi
-			printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$desc" "$expect" \
-				"$verdict" "$killers" "$secs" >>"$out"
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$desc" "$expect" \
+				"$verdict" "$killers" "$secs" "${rev:-?}" >>"$out"
 		done <"$d/results.tsv"
 		state[$b]="done"
 	done
