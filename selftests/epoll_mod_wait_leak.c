@@ -201,6 +201,22 @@ TEST_F(leak, not_epoll)
 	EXPECT_GT(LEAK_SLACK_KB, kb);
 }
 
+/*
+ *   t0 (mw) [DEL s0 x1024] on epfd -1, not an open fd!
+ *
+ *                    EBADF after the batch was copied in
+ */
+TEST_F(leak, bad_epfd)
+{
+	long kb;
+
+	fill_dels(self->cmds, self->rd);
+	kb = leaked_kb(_metadata, -1, self->cmds, NULL, EBADF);
+	if (kb == NO_MEMINFO)
+		SKIP(return, "no /proc/meminfo");
+	EXPECT_GT(LEAK_SLACK_KB, kb);
+}
+
 int main(int argc, char **argv)
 {
 	errno = 0;
