@@ -317,6 +317,13 @@ failures() {
 		echo "console: $(sed -n '/^console shows a splat/,$p' "$log" | head -n 80 |
 			grep -m1 -E "$SPLAT_RE" | sed 's/^[0-9]*[-:]//' | cut -c1-100)"
 	grep -q '^FAIL: guest ran' "$log" && echo "wrong kernel: $(grep -m1 '^FAIL: guest ran' "$log")"
+	# The console checks other than a splat (quoted above): a missing
+	# CONSOLE_REQUIRE line or a wrong count of expected warnings.  Name
+	# the kernel test's own verdict when it printed one.
+	local cc=$1/console-check.txt
+	if [ -s "$cc" ] && ! grep -q '^console shows a splat' "$cc"; then
+		echo "console: $( { grep -m1 -E ': FAIL' "$cc" || head -n1 "$cc"; } | cut -c1-120)"
+	fi
 	return 0
 }
 
