@@ -37,7 +37,7 @@
 #                        tree (build/mutants/BASE/src) instead of
 #                        build/BASE/src, so that make test can run meanwhile
 #   MUTANTS_FORCE=1      run even though make test/stress/bench seems to run
-#   MUTANTS_APPEND=1     keep the rows of earlier runs in results.tsv and
+#   MUTANTS_APPEND=1     keep the rows of earlier runs in results/mutants/BASE.tsv and
 #                        replace only those of the mutants run now (each
 #                        row names the commit it ran at)
 #   DEBUG=1              use the debug kernels (build/mutants/BASE-debug)
@@ -45,7 +45,7 @@
 # "scripts/mutants.sh --report" rewrites results/mutants.md from what
 # build/mutants holds, without running anything.
 #
-# Results: results/mutants.md (this run), build/mutants/BASE/results.tsv,
+# Results: results/mutants.md (every base with rows), results/mutants/BASE.tsv,
 # per mutant the logs in build/mutants/BASE/logs/mutants/ and the guest's
 # output in build/mutants/BASE/runs/NN-name/.
 #
@@ -76,7 +76,7 @@ MUTANTS=${MUTANTS:-*}
 MUTANTS_SRC=${MUTANTS_SRC:-shared}
 export BOOT_TIMEOUT=${BOOT_TIMEOUT:-1200}
 T0=$(date +%s)
-# The commit this run tests, recorded on each results.tsv row.
+# The commit this run tests, recorded on each results/mutants/BASE.tsv row.
 RUN_REV=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
 [ -n "$(git -C "$TOP" status --porcelain --untracked-files=no 2>/dev/null)" ] &&
 	RUN_REV="$RUN_REV+dirty"
@@ -86,6 +86,11 @@ REPORT_DUE=0
 
 # mbdir BASE: BASE's directory under the mutants' build tree.
 mbdir() { echo "$MBUILD/$1$VARIANT"; }
+
+# mtsv BASE: BASE's results, one row per mutant.  They live in results/
+# (committed), not in the build tree, so that a run of one base, or in a
+# fresh clone, reports the other base's earlier rows instead of losing them.
+mtsv() { echo "$RESULTS/mutants/$1$VARIANT.tsv"; }
 
 # in_mbuild CMD...: run a child script on the mutants' build tree, with
 # the guest's extra kernel command line of the current boot.
@@ -472,7 +477,7 @@ tsv_row() {
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$@" "$RUN_REV" >>"$tsv"
 }
 
-# run_mutant BASE PATCH IDX TOTAL: one mutant, one results.tsv line.
+# run_mutant BASE PATCH IDX TOTAL: one mutant, one results/mutants/BASE.tsv line.
 run_mutant() {
 	local b=$1 p=$2 idx=$3 total=$4 d name desc expect start rc verdict
 	local killers=- uapi=0 secs new
@@ -535,7 +540,7 @@ run_mutant() {
 	fi
 	secs=$(($(date +%s) - start))
 	msg "$b$VARIANT [$idx/$total] $name: ${verdict^^} (${secs}s)${killers:+: $killers}"
-	tsv_row "$d/results.tsv" "$name" "$desc" "$expect" "$verdict" \
+	tsv_row "$(mtsv "$b")" "$name" "$desc" "$expect" "$verdict" \
 		"$killers" "$secs"
 }
 
@@ -568,7 +573,8 @@ run_base() {
 	3) state[$b]="SKIPPED: $(cat "$(bdir "$b")/skip-reason" 2>/dev/null)"; return 3 ;;
 	*) state[$b]="FAILED before the first mutant (see $d/logs)"; return 1 ;;
 	esac
-	[ "${MUTANTS_APPEND:-0}" = 1 ] || : >"$d/results.tsv"
+	mkdir -p "$RESULTS/mutants"
+	[ "${MUTANTS_APPEND:-0}" = 1 ] || : >"$(mtsv "$b")"
 	state[$b]=running
 	BASELINE_RC=
 	if [ "${MUTANTS_BASELINE:-1}" != 0 ]; then
@@ -579,12 +585,12 @@ run_base() {
 		secs=$(($(date +%s) - start))
 		if [ "$BASELINE_RC" = 0 ]; then
 			msg "$b$VARIANT: baseline (no mutant) passes (${secs}s)"
-			tsv_row "$d/results.tsv" baseline "the series as it is" "nothing" \
+			tsv_row "$(mtsv "$b")" baseline "the series as it is" "nothing" \
 				pass - "$secs"
 		else
 			warn "$b$VARIANT: the baseline (no mutant) FAILS; mutants are credited only with failures it does not have:"
 			sed 's/^/    /' "$d/runs/baseline/failures" | head -n 20 >&2
-			tsv_row "$d/results.tsv" baseline "the series as it is" "nothing" \
+			tsv_row "$(mtsv "$b")" baseline "the series as it is" "nothing" \
 				FAIL "$(first_few "$d/runs/baseline/failures" 4 | tr '\t' ' ')" "$secs"
 		fi
 	else
@@ -601,7 +607,7 @@ run_base() {
 
 write_report() {
 	local out=$RESULTS/mutants.md b d rev name desc expect verdict killers secs
-	local k s o total
+	local k s o total tsv
 
 	rev=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
 	[ -n "$(git -C "$TOP" status --porcelain --untracked-files=no 2>/dev/null)" ] &&
@@ -630,13 +636,20 @@ write_report() {
 		else
 			echo "- total wall time: $(( $(date +%s) - T0 ))s"
 		fi
-		for b in $BASES; do
+		for b in $ALL_BASES; do
 			d=$(mbdir "$b")
+			tsv=$(mtsv "$b")
+			[ "$REPORT_TSV" = results.tsv ] || tsv=$d/$REPORT_TSV
+			# a base this run did not select: its rows from earlier runs
+			[ -z "${state[$b]}" ] && [ -s "$(mtsv "$b")" ] && ! [[ " $BASES " == *" $b "* ]] &&
+				{ state[$b]=earlier; tsv=$(mtsv "$b"); }
 			echo
 			echo "## $b"
 			echo
 			case ${state[$b]} in
 			done) ;;
+			earlier) echo "Not run this time: the rows below are from earlier runs (see each row's commit)."
+				 echo ;;
 			running) echo "**Interrupted**: the mutants below are the ones that finished."
 				 echo ;;
 			*) echo "Not run: ${state[$b]:-not reached}."
@@ -656,33 +669,41 @@ write_report() {
 				survived) s=$((s + 1)) ;;
 				*) o=$((o + 1)) ;;
 				esac
-			done <"$d/$REPORT_TSV"
+			done <"$tsv"
 			echo
 			echo "Totals for $b: $total mutants, $k killed, $s survived, $o other (n/a, build-failed, inconclusive)."
 			if [ $s -gt 0 ]; then
 				echo
-				echo "Survivors (test gaps): $(awk -F'\t' '$4 == "survived" { printf "%s%s", sep, $1; sep = ", " }' "$d/$REPORT_TSV")."
+				echo "Survivors (test gaps): $(awk -F'\t' '$4 == "survived" { printf "%s%s", sep, $1; sep = ", " }' "$tsv")."
 			fi
 		done
+		# hand-written reading notes (what each run covered, what was
+		# seen), kept apart so that a new run cannot overwrite them
+		if [ -s "$RESULTS/mutants/notes.md" ]; then
+			echo
+			cat "$RESULTS/mutants/notes.md"
+		fi
 	} >"$out"
 	msg "report: $out"
 }
 
 # rebuild_report: results/mutants.md again from what build/mutants holds
-# (results.tsv and each run's output), with the killing tests worked out
-# anew; runs nothing and changes no results.tsv.
+# (results/mutants/BASE.tsv and each run's output in build/mutants), with
+# the killing tests worked out anew where a run's output is still there;
+# runs nothing and changes no results/mutants/BASE.tsv.
 rebuild_report() {
 	local b d name desc expect verdict killers secs new out
 
 	for b in $BASES; do
 		d=$(mbdir "$b")
-		if [ ! -s "$d/results.tsv" ]; then
-			state[$b]="no results in ${d#"$TOP"/}/results.tsv"
+		if [ ! -s "$(mtsv "$b")" ]; then
+			state[$b]="no results in $(mtsv "$b")"
 			continue
 		fi
-		BASELINE_RC=$(awk -F'\t' '$1 == "baseline" { print ($4 == "pass") ? 0 : 1 }' "$d/results.tsv")
+		BASELINE_RC=$(awk -F'\t' '$1 == "baseline" { print ($4 == "pass") ? 0 : 1 }' "$(mtsv "$b")")
 		[ -d "$d/runs/baseline" ] && failures "$d/runs/baseline" >"$d/runs/baseline/failures"
 		out=$d/results.report.tsv
+		mkdir -p "$d"
 		: >"$out"
 		while IFS=$'\t' read -r name desc expect verdict killers secs rev; do
 			if { [ "$verdict" = killed ] || [ "$verdict" = inconclusive ]; } &&
@@ -705,11 +726,11 @@ rebuild_report() {
 			fi
 			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$desc" "$expect" \
 				"$verdict" "$killers" "$secs" "${rev:-?}" >>"$out"
-		done <"$d/results.tsv"
+		done <"$(mtsv "$b")"
 		state[$b]="done"
 	done
 	REPORT_TSV=results.report.tsv
-	REPORT_NOTE="report rebuilt by scripts/mutants.sh --report from build/mutants (runs of $(date -u -r "$(mbdir "${BASES%% *}")/results.tsv" '+%F %H:%M UTC' 2>/dev/null)); run time: the seconds column"
+	REPORT_NOTE="report rebuilt by scripts/mutants.sh --report from results/mutants/*.tsv (killing tests worked out anew where build/mutants still holds a run's output); run time: the seconds column"
 	write_report
 }
 
@@ -770,8 +791,8 @@ for b in $BASES; do
 	if [ "${state[$b]}" = "done" ] || [ "${state[$b]}" = running ]; then
 		echo "$b: $(awk -F'\t' '$1 != "baseline" { n++; c[$4]++ }
 			END { printf "%d mutants: %d killed, %d survived", n, c["killed"], c["survived"];
-			      o = n - c["killed"] - c["survived"]; if (o) printf ", %d other", o }' "$d/results.tsv")"
-		awk -F'\t' '$4 == "survived" { print "  survived: " $1 }' "$d/results.tsv"
+			      o = n - c["killed"] - c["survived"]; if (o) printf ", %d other", o }' "$(mtsv "$b")")"
+		awk -F'\t' '$4 == "survived" { print "  survived: " $1 }' "$(mtsv "$b")"
 	else
 		echo "$b: ${state[$b]:-not reached}"
 	fi
