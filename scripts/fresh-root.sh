@@ -310,7 +310,8 @@ do_run() {
 
 	log=$LOGS/run-$(date +%Y%m%d-%H%M%S).log
 	do_prepare
-	args=$(printf ' %q' "$@")
+	args=
+	[ $# = 0 ] || args=$(printf ' %q' "$@")
 	mount_all
 	msg "chroot $DIR: cd /work/checkout && make test$args (log: $log)"
 	[ "${CCACHE_BIND:-0}" = 1 ] && echo "CCACHE_BIND=1 (warm host ccache)" >"$log"
