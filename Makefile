@@ -6,6 +6,7 @@
 # make stress the fuzzer and the race stress on the debug kernels, 10 min
 #             per base (STRESS_SECS=600)
 # make test DEBUG=1   make test on the debug kernels
+# make coverage  which of the series' added lines the selftests run
 #
 # Variables: BASES="v3.19 6.12", KSRC=<v3.19 tree or tarball>,
 # KSRC_612=<6.12 tree or tarball>, ACCEL=tcg|kvm, JOBS=N.
@@ -13,7 +14,7 @@
 SHELL := /bin/bash
 export BASES KSRC KSRC_612 ACCEL JOBS DEBUG STRESS_SECS
 
-.PHONY: test bench stress check-patches clean distclean mutants
+.PHONY: test bench stress check-patches clean distclean mutants coverage
 
 # BASES_ORIGIN tells test.sh whether BASES was narrowed on purpose (on
 # this command line) or inherited from the environment.
@@ -36,6 +37,11 @@ check-patches:
 # results/mutants.md.  MUTANTS="glob ..." selects mutants (e.g. "05-*").
 mutants:
 	@MUTANTS="$(MUTANTS)" scripts/mutants.sh
+
+# Coverage of the lines the series adds: one gcov kernel per base
+# (build/<base>-coverage), the selftests, results/coverage.md.
+coverage:
+	@scripts/coverage.sh
 
 # Drops build trees; keeps the download cache and ccache.
 clean:

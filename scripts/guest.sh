@@ -318,6 +318,31 @@ check_debug() {
 	return $rc
 }
 
+# extract_gcda: a coverage kernel's counters (scripts/guest/init's
+# gcov_dump) from the result channel into $RUN/gcda, under the path the
+# kernel gave them (the object tree's absolute path, then the object's).
+extract_gcda() {
+	local res=$RUN/results.log tmp=$RUN/gcda.b64 n path
+
+	[ "$COVERAGE" = 1 ] || return 0
+	rm -rf "$RUN/gcda" "$tmp"
+	mkdir -p "$RUN/gcda" "$tmp"
+	awk -v tmp="$tmp" '
+		/^gcov-gcda: / { n++; out = tmp "/" n; print substr($0, 12) >(tmp "/index"); next }
+		/^gcov-end$/ { close(out); out = ""; next }
+		out != "" { print >out }' "$res" || return 1
+	[ -f "$tmp/index" ] || { echo "FAIL: no gcov data came back from the coverage kernel"; return 1; }
+	n=0
+	while read -r path; do
+		n=$((n + 1))
+		path=$RUN/gcda/${path#/}
+		mkdir -p "$(dirname "$path")"
+		base64 -d <"$tmp/$n" >"$path" || return 1
+	done <"$tmp/index"
+	rm -rf "$tmp"
+	echo "gcov: $n gcda files in $RUN/gcda"
+}
+
 summarize() {
 	local res=$RUN/results.log pass fail skip bfail bskip status uname
 
@@ -387,6 +412,7 @@ do_boot() {
 	cat "$RUN/console-check.txt"
 	[ $crc = 0 ] || rc=1
 	check_debug || rc=1
+	extract_gcda || rc=1
 	[ "$(sed -n 's/^failed=//p' "$RUN/summary")" = 0 ] || rc=1
 	# A complete run, not just a clean one: every binary of the manifest,
 	# each with its number of passed tests, and no unexplained skip.

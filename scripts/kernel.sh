@@ -280,8 +280,23 @@ do_config() {
 
 # --- build ------------------------------------------------------------
 
+# gcov_profile_vars: on a coverage kernel, profile only the objects the
+# series changes (COVERAGE_OBJS of scripts/bases/BASE.conf).  Kbuild reads
+# GCOV_PROFILE_<stem>.o per directory; from the command line it reaches
+# every directory, which profiles any other object of the same name too
+# (harmless: the report reads only the series' lines).
+gcov_profile_vars() {
+	local o
+
+	[ "$COVERAGE" = 1 ] || return 0
+	for o in $COVERAGE_OBJS; do
+		echo "GCOV_PROFILE_${o##*/}=y"
+	done
+}
+
 do_build() {
-	kmake "$OBJ" -j"$JOBS" bzImage || exit 1
+	# shellcheck disable=SC2046
+	kmake "$OBJ" -j"$JOBS" $(gcov_profile_vars) bzImage || exit 1
 	cp "$OBJ/$KIMAGE" "$BDIR/bzImage"
 	command -v ccache >/dev/null && ccache -s | grep -Ei 'hits|misses' || true
 }

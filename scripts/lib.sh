@@ -17,8 +17,22 @@ JOBS=${JOBS:-$(nproc)}
 # base gets its own build directory, build/BASE-debug, sharing the
 # patched source tree build/BASE/src with the normal kernel.
 DEBUG=${DEBUG:-0}
-[ "$DEBUG" = 1 ] && VARIANT=-debug || VARIANT=
-export DEBUG
+# COVERAGE=1 selects the coverage kernels (kernel-config/coverage.config,
+# gcov on the objects the series changes, scripts/bases/*.conf's
+# COVERAGE_OBJS): build/BASE-coverage, same shared source.
+COVERAGE=${COVERAGE:-0}
+if [ "$DEBUG" = 1 ] && [ "$COVERAGE" = 1 ]; then
+	echo "DEBUG=1 and COVERAGE=1 select different kernels: pick one" >&2
+	exit 2
+fi
+if [ "$DEBUG" = 1 ]; then
+	VARIANT=-debug
+elif [ "$COVERAGE" = 1 ]; then
+	VARIANT=-coverage
+else
+	VARIANT=
+fi
+export DEBUG COVERAGE
 
 # bdir BASE: the build directory of BASE's kernel of the current variant.
 bdir() { echo "$BUILD/$1$VARIANT"; }
@@ -77,6 +91,8 @@ load_base() {
 		KCMDLINE_POLICY="$KCMDLINE_POLICY $KCMDLINE_DEBUG"
 		QEMU_MEM=$QEMU_MEM_DEBUG
 	fi
+	[ "$COVERAGE" = 1 ] && EXTRA_FRAGMENTS="coverage"
+	return 0
 }
 
 # Content hash of files, for "did the input change" stamps.
