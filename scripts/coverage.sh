@@ -64,6 +64,7 @@ for b in $BASES; do
 			>"$d/logs/coverage-report.log" 2>&1
 	)
 	st=$?
+	echo "commit $REV, $(date -u '+%F %H:%M UTC')" >"$d/coverage.stamp"
 	cat "$d/logs/coverage-report.log"
 	if [ $st = 0 ] && [ -z "${line[$b]}" ]; then
 		state[$b]=pass
@@ -94,9 +95,21 @@ mkdir -p "$RESULTS"
 	echo "- gcc: $(gcc -dumpfullversion), gcov: $(gcov --version | head -n 1)"
 	echo "- total wall time: $(( $(date +%s) - T0 ))s"
 	echo
-	for b in $BASES; do
+	for b in $ALL_BASES; do
 		d=$(bdir "$b")
+		case " $BASES " in
+		*" $b "*) ;;
+		*)	# not run now: an earlier run's section, if this tree has one
+			[ -f "$d/coverage.md" ] && [ -f "$d/coverage.stamp" ] || continue
+			echo "(Not run this time: the $b section below is from an earlier run, $(cat "$d/coverage.stamp").)"
+			echo
+			cat "$d/coverage.md"
+			echo
+			continue ;;
+		esac
 		if [ -f "$d/coverage.md" ]; then
+			echo "Measured at $(cat "$d/coverage.stamp")."
+			echo
 			cat "$d/coverage.md"
 		else
 			echo "## $b"

@@ -1613,6 +1613,103 @@ TEST_F_TIMEOUT(signals, mask_restored, TEST_TIMEOUT_S)
 	EXPECT_EQ(0, usr2_count);
 }
 
+/*
+ * epoll_pwait() itself, which the clock patch reroutes through the same
+ * mask helpers as epoll_mod_wait() (the _32 binary reaches the compat
+ * entry).  t1 sends SIGUSR1, blocked normally and unblocked by the
+ * call's mask, once t0 sleeps in it:
+ *
+ *          t0 <------- SIGUSR1 (pthread_kill) ------- t1
+ *           | (epoll_pwait, mask {SIGUSR2})
+ *          e0
+ *           |
+ *          s0   (idle)
+ */
+TEST_F_TIMEOUT(signals, pwait_unblocked_during_wait, TEST_TIMEOUT_S)
+{
+	struct killer k = { .target = pthread_self(), .tid = thread_tid() };
+	struct epoll_event ev[1];
+	long long t0, t1;
+	pthread_t thr;
+	sigset_t mask;
+	int ret, err;
+
+	ASSERT_EQ(0, set_blocked(SIGUSR1, true));
+	ASSERT_EQ(0, set_blocked(SIGUSR2, false));
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGUSR2);
+	t0 = now_ns(CLOCK_MONOTONIC);
+	ASSERT_EQ(0, pthread_create(&thr, NULL, killer_fn, &k));
+	ret = epoll_pwait(self->ep, ev, 1, LONG_WAIT_S * 1000, &mask);
+	err = errno;
+	t1 = now_ns(CLOCK_MONOTONIC);
+	ASSERT_EQ(0, pthread_join(thr, NULL));
+	ASSERT_EQ(0, k.err);
+
+	EXPECT_EQ(-1, ret);
+	EXPECT_EQ(EINTR, err);
+	EXPECT_LT(t1 - t0, FAST_NS);
+	EXPECT_EQ(1, usr1_count) TH_LOG("handler did not run");
+	EXPECT_TRUE(is_blocked(SIGUSR1)) TH_LOG("original mask not restored");
+	EXPECT_FALSE(is_blocked(SIGUSR2)) TH_LOG("the call's mask left behind");
+}
+
+/*
+ * epoll_pwait() with a mask and a ready fd: the event, and the thread's
+ * own mask back afterwards:
+ *
+ *          t0
+ *           | (epoll_pwait, mask {SIGUSR2})
+ *          e0
+ *           |
+ *          s0   (readable)
+ */
+TEST_F_TIMEOUT(signals, pwait_ready_mask_restored, TEST_TIMEOUT_S)
+{
+	struct epoll_event ev[2];
+	sigset_t mask;
+
+	ASSERT_EQ(0, set_blocked(SIGUSR2, false));
+	ASSERT_EQ(1, write(self->wr[0], "x", 1));
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGUSR2);
+	memset(ev, 0, sizeof(ev));
+	EXPECT_EQ(1, epoll_pwait(self->ep, ev, 2, LONG_WAIT_S * 1000, &mask));
+	EXPECT_EQ(DATA(0), ev[0].data.u64);
+	EXPECT_EQ((uint32_t)EPOLLIN, ev[0].events & EPOLLIN);
+	EXPECT_FALSE(is_blocked(SIGUSR2)) TH_LOG("the call's mask left behind");
+}
+
+/*
+ * A blocked SIGUSR1 already pending, unblocked by epoll_pwait()'s mask:
+ * EINTR at once, the handler runs, and SIGUSR1 is blocked again:
+ *
+ *          t0  (SIGUSR1 pending)
+ *           | (epoll_pwait, mask {})
+ *          e0
+ *           |
+ *          s0   (idle)
+ */
+TEST_F_TIMEOUT(signals, pwait_pending_before_call, TEST_TIMEOUT_S)
+{
+	struct epoll_event ev[1];
+	sigset_t mask;
+	long long t0;
+	int ret;
+
+	ASSERT_EQ(0, set_blocked(SIGUSR1, true));
+	ASSERT_EQ(0, pthread_kill(pthread_self(), SIGUSR1));
+	ASSERT_EQ(0, usr1_count);
+	sigemptyset(&mask);
+	t0 = now_ns(CLOCK_MONOTONIC);
+	ret = epoll_pwait(self->ep, ev, 1, LONG_WAIT_S * 1000, &mask);
+	EXPECT_EQ(-1, ret);
+	EXPECT_EQ(EINTR, errno);
+	EXPECT_LT(now_ns(CLOCK_MONOTONIC) - t0, FAST_NS);
+	EXPECT_EQ(1, usr1_count);
+	EXPECT_TRUE(is_blocked(SIGUSR1));
+}
+
 /* --- argument checks ------------------------------------------------------ */
 
 /*
