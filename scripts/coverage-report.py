@@ -95,6 +95,7 @@ def blame(src, patches, touching, path):
 def gcov_lines(obj, gcda_dir, coverage_objs, src):
     """{src-relative file: {line: count}} over the profiled objects."""
     counts = {}
+    funcs = {}
     missing = []
     src_real = os.path.realpath(src)
     gcdas = []
@@ -133,12 +134,15 @@ def gcov_lines(obj, gcda_dir, coverage_objs, src):
                         continue
                     rel = path[len(src_real) + 1:]
                     c = counts.setdefault(rel, {})
+                    fn = funcs.setdefault(rel, {})
                     for ln in f["lines"]:
                         n = ln["line_number"]
                         c[n] = c.get(n, 0) + ln["count"]
+                        if ln.get("function_name"):
+                            fn[n] = ln["function_name"]
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-    return counts, missing
+    return counts, funcs, missing
 
 
 def load_reasons(path, base):
@@ -150,11 +154,11 @@ def load_reasons(path, base):
             if not line.strip() or line.startswith("#"):
                 continue
             parts = line.rstrip("\n").split("\t")
-            if len(parts) != 4:
+            if len(parts) != 5:
                 continue
-            b, fname, text, why = parts
+            b, fname, func, text, why = parts
             if b in (base, "*"):
-                reasons[(fname, text.strip())] = why
+                reasons[(fname, func, text.strip())] = why
     return reasons
 
 
@@ -171,7 +175,7 @@ def main():
             if f.endswith((".c", ".h")) and f not in files:
                 files.append(f)
 
-    counts, missing = gcov_lines(obj, gcda_dir, coverage_objs, src)
+    counts, funcs, missing = gcov_lines(obj, gcda_dir, coverage_objs, src)
     reasons = load_reasons(reasons_path, base)
 
     per_patch = {p: {"added": 0, "executable": 0, "ran": 0} for p in selected}
@@ -194,9 +198,10 @@ def main():
                 per_patch[p]["ran"] += 1
             else:
                 src_line = text[num - 1] if num <= len(text) else ""
+                func = funcs.get(f, {}).get(num, "?")
                 unran.append({"patch": p, "file": f, "line": num,
-                              "text": src_line.strip(),
-                              "reason": reasons.get((f, src_line.strip()))})
+                              "function": func, "text": src_line.strip(),
+                              "reason": reasons.get((f, func, src_line.strip()))})
         if fc is None:
             no_code_files.append(f)
 
@@ -236,10 +241,10 @@ def main():
               % ", ".join("`%s`" % f for f in no_code_files))
         if unran:
             w("Added executable lines that never ran (%d):\n\n" % len(unran))
-            w("| patch | file:line | source | why |\n| --- | --- | --- | --- |\n")
+            w("| patch | file:line | function | source | why |\n| --- | --- | --- | --- | --- |\n")
             for u in unran:
-                w("| %s | %s:%d | `%s` | %s |\n" % (
-                    u["patch"][:4], u["file"], u["line"],
+                w("| %s | %s:%d | %s() | `%s` | %s |\n" % (
+                    u["patch"][:4], u["file"], u["line"], u["function"],
                     u["text"].replace("|", "\\|").replace("`", "'"),
                     (u["reason"] or "**no reason yet**").replace("|", "\\|")))
             w("\n")
