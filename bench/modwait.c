@@ -362,13 +362,10 @@ static void bench_init(struct bench *b, unsigned int nfds)
 		b->cmds[j].data = j;
 		b->cmds[j].error = 1;
 	}
+	memset(&b->spec, 0, sizeof(b->spec));	/* relative {0, 0}: poll */
 	b->spec.maxevents = nfds;
-	b->spec.events = b->events;
+	b->spec.events = EPOLL_MOD_PTR(b->events);
 	b->spec.clockid = CLOCK_MONOTONIC;
-	b->spec.timeout.tv_sec = 0;
-	b->spec.timeout.tv_nsec = 0;
-	b->spec.sigmask = NULL;
-	b->spec.sigsetsize = 0;
 #ifdef HAVE_LIBURING
 	b->ring = &ring;
 #endif

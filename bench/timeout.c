@@ -295,12 +295,10 @@ static void waiter_init(struct waiter *w, const struct tcase *c, int epfd,
 	w->ts.tv_sec = req_us / 1000000;
 	w->ts.tv_nsec = (req_us % 1000000) * NSEC_PER_USEC;
 	w->spec.maxevents = 1;
-	w->spec.events = &w->ev;
+	w->spec.events = EPOLL_MOD_PTR(&w->ev);
 	w->spec.clockid = c->clock;
 	w->spec.timeout.tv_sec = w->ts.tv_sec;
 	w->spec.timeout.tv_nsec = w->ts.tv_nsec;
-	w->spec.sigmask = NULL;
-	w->spec.sigsetsize = 0;
 }
 
 /* One timed call; returns how long it took, in ns. */

@@ -605,9 +605,36 @@ run_base() {
 
 # --- report --------------------------------------------------------------------
 
+# mutant_stale BASE NAME REV: true when the mutant file NAME is gone, or
+# its diff (the header aside) differs in the work tree from the one
+# committed at REV.
+mutant_stale() {
+	local f=selftests/mutants/$1/$2.patch body='/^(diff|---|\+\+\+|@@) /,0'
+
+	[ -f "$TOP/$f" ] || return 0
+	[ -n "$3" ] && git -C "$TOP" cat-file -e "$3:$f" 2>/dev/null || return 1
+	! cmp -s <(git -C "$TOP" show "$3:$f" | sed -En "${body}p") \
+		<(sed -En "${body}p" "$TOP/$f")
+}
+
+# mutants_not_in BASE TSV: the current mutants with no up-to-date row
+mutants_not_in() {
+	local f name rev list=
+
+	for f in "$TOP"/selftests/mutants/"$1"/*.patch; do
+		[ -e "$f" ] || continue
+		name=$(basename "$f" .patch)
+		rev=$(awk -F'\t' -v n="$name" '$1 == n { r = $7 } END { print r }' "$2")
+		if [ -z "$rev" ] || mutant_stale "$1" "$name" "$rev"; then
+			list="$list${list:+, }$name"
+		fi
+	done
+	echo "$list"
+}
+
 write_report() {
 	local out=$RESULTS/mutants.md b d rev name desc expect verdict killers secs
-	local k s o total tsv
+	local k s o total tsv stale shown unrun
 
 	rev=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
 	[ -n "$(git -C "$TOP" status --porcelain --untracked-files=no 2>/dev/null)" ] &&
@@ -657,12 +684,22 @@ write_report() {
 			esac
 			echo "| mutant | description | expected killer | result | killing tests (first few) | seconds | commit |"
 			echo "| --- | --- | --- | --- | --- | ---: | --- |"
-			k=0; s=0; o=0; total=0
+			k=0; s=0; o=0; total=0; stale=0
 			while IFS=$'\t' read -r name desc expect verdict killers secs rev; do
+				shown=$verdict
+				# A row only counts for the mutant file it ran: one
+				# rewritten or removed since is reported, not scored.
+				if [ "$name" != baseline ] && mutant_stale "$b" "$name" "$rev"; then
+					shown="$verdict (stale: mutant changed or removed since $rev)"
+				fi
 				printf '| %s | %s | %s | **%s** | %s | %s | %s |\n' "$name" \
 					"$(md_escape <<<"$desc")" "$(md_escape <<<"$expect")" \
-					"$verdict" "$(md_escape <<<"$killers")" "$secs" "${rev:-?}"
+					"$shown" "$(md_escape <<<"$killers")" "$secs" "${rev:-?}"
 				[ "$name" = baseline ] && continue
+				if [ "$shown" != "$verdict" ]; then
+					stale=$((stale + 1))
+					continue
+				fi
 				total=$((total + 1))
 				case $verdict in
 				killed) k=$((k + 1)) ;;
@@ -671,7 +708,9 @@ write_report() {
 				esac
 			done <"$tsv"
 			echo
-			echo "Totals for $b: $total mutants, $k killed, $s survived, $o other (n/a, build-failed, inconclusive)."
+			echo "Totals for $b: $total mutants, $k killed, $s survived, $o other (n/a, build-failed, inconclusive)$([ $stale -gt 0 ] && echo "; $stale stale rows not counted")."
+			unrun=$(mutants_not_in "$b" "$tsv")
+			[ -n "$unrun" ] && echo && echo "Never run in their current form: $unrun."
 			if [ $s -gt 0 ]; then
 				echo
 				echo "Survivors (test gaps): $(awk -F'\t' '$4 == "survived" { printf "%s%s", sep, $1; sep = ", " }' "$tsv")."

@@ -10,8 +10,9 @@
  *
  *  - epoll_ctl() with random epfd, op, fd, event pointer and event bits,
  *    EPOLLEXCLUSIVE and EPOLLROUNDROBIN included;
- *  - epoll_mod_wait() with random flags, counts, command arrays, wait
- *    specs, clocks, timeouts, signal masks and sigsetsizes;
+ *  - epoll_mod_wait() with random flags, counts, command arrays (with
+ *    random flags and __reserved), wait specs and spec sizes, spec
+ *    flags, clocks, timeouts and deadlines, signal masks and sigsetsizes;
  *  - epoll_wait() with a zero timeout, to drain and check reported bits;
  *  - writes and reads on the pool, so that waits find events;
  *  - "recycle": close a pool entry and open a new one of a random kind
@@ -46,8 +47,13 @@
  *
  * Pointers come from a fixed set of classes: valid, NULL, unmapped,
  * read-only, straddling the end of a mapping, misaligned and kernel
- * addresses.  Counts include 0, 1, limits, limit + 1, negative values,
- * INT_MAX and values whose byte size wraps.
+ * addresses (epoll_mod_wait()'s events and sigmask go in 64-bit fields,
+ * EPOLL_MOD_PTR(); the _32 binary uses the same structures and the same
+ * syscall entry).  Counts include 0, 1, limits, limit + 1, negative
+ * values, INT_MAX, values whose byte size wraps and, for ncmds, the
+ * edges of the kernel's groups of 8 commands.  The spec's size is
+ * mostly 48, sometimes below, above a page, or in between with a tail
+ * that is zero, has a non-zero byte, or runs into a guard page.
  *
  * Stable fds.  Every pool slot has a generation, odd while its recycler
  * runs: a call records it with the number it reads and compares it
@@ -68,25 +74,48 @@
  *    epoll instance, EINVAL; EPOLLROUNDROBIN without EPOLLEXCLUSIVE,
  *    EPOLLEXCLUSIVE with an op other than ADD, with an epoll target or
  *    with bits outside EPOLLIN|OUT|ERR|HUP|WAKEUP|ET|EXCLUSIVE|
- *    ROUNDROBIN, EINVAL; an invalid op EINVAL; a command with flags
- *    EINVAL.  Past those checks the result depends on the interest list:
- *    on a pool instance it must be one that the op can give (ADD:
- *    EEXIST, ELOOP for an epoll target, EINVAL, ENOMEM, ENOSPC; DEL:
- *    ENOENT; MOD: ENOENT, EINVAL), on an own instance the one the model
- *    predicts (MOD of an exclusive item EINVAL, EEXIST, ENOENT, ELOOP,
- *    or success; ENOMEM or ENOSPC is tolerated for an ADD);
+ *    ROUNDROBIN, EINVAL; an invalid op EINVAL; a command with flags or
+ *    __reserved non-zero EINVAL (before all else).  Past those checks
+ *    the result depends on the interest list: on a pool instance it
+ *    must be one that the op can give (ADD: EEXIST, ELOOP for an epoll
+ *    target, EINVAL, ENOMEM, ENOSPC; DEL: ENOENT; MOD: ENOENT, EINVAL),
+ *    on an own instance the one the model predicts (MOD of an exclusive
+ *    item EINVAL, EEXIST, ENOENT, ELOOP, or success; ENOMEM or ENOSPC is
+ *    tolerated for an ADD);
  *  - epoll_mod_wait()'s own checks are exact, in the documented order:
- *    flags, ncmds and cmds, then epfd (EBADF, EINVAL) when it is stable,
- *    then the spec (pointer, maxevents, clockid, timeout, events,
- *    sigsetsize, sigmask); when the epfd is unstable, the error must be
- *    EBADF, EINVAL or the spec's;
- *  - epoll_mod_wait()'s error fields: a call that fails before running
- *    a command leaves every field as it was; a failed command has
- *    -errno in its field, the commands before it 0 and the ones after it
- *    untouched; a success or a failed wait has 0 in every field; a batch
- *    on an own instance that failed (before or in a command) has, at
- *    random times, the instances probed to show that it applied exactly
- *    the commands its fields say;
+ *    flags (EINVAL); ncmds (EINVAL; with ncmds 0 any cmds is accepted);
+ *    access_ok() of cmds only (EFAULT for a kernel address on x86_64; a
+ *    NULL, unmapped, half-mapped or read-only array passes); epfd
+ *    (EBADF, EINVAL) when it is stable; then the spec, when the spec
+ *    pointer is not NULL: size (EINVAL below 48, E2BIG above a page),
+ *    its bytes (E2BIG for a non-zero byte past 48, EFAULT for one that
+ *    cannot be read; either when a tail has both), maxevents, spec flags
+ *    (unknown bits, or ABSTIME with FOREVER), clockid, timeout (FOREVER:
+ *    {0, 0} only), access_ok() of events only (EFAULT for a kernel
+ *    address on x86_64; a NULL, unmapped or read-only buffer passes),
+ *    sigsetsize and sigmask.  When the epfd is unstable, the error must
+ *    be EBADF, EINVAL or the spec's;
+ *  - what the batch did, past those checks.  Every error field is
+ *    preset to a sentinel, and a command that did not run must keep it.
+ *    The commands run in order, read 8 at a time, and stop at the first
+ *    failure: a failed command has -errno in its field and is the
+ *    call's errno, the commands before it 0, the ones after it the
+ *    sentinel.  A batch whose first group cannot be read (NULL,
+ *    unmapped, a kernel address access_ok() let through, the group of a
+ *    half-mapped last command) fails with EFAULT, nothing written; a
+ *    half-mapped array that runs its whole groups before that one
+ *    without a failure fails with EFAULT after them, every one 0.  A
+ *    read-only array fails with EFAULT, nothing written, and on an own
+ *    instance the model applies its first group up to the first failure
+ *    and the instances are probed to show that exactly that ran.  A
+ *    success, or a failed wait, has 0 in every field.  A batch on an own
+ *    instance that was refused or failed has, at random times, the
+ *    instances probed to show that it applied exactly the commands its
+ *    fields say;
+ *  - the wait: EINTR, or EFAULT only when the events buffer's first slot
+ *    cannot be written (NULL, unmapped, read-only; a kernel address on
+ *    the _32 binary); no events without a spec, and no more than the
+ *    buffer can hold (one for a buffer whose second slot is unmapped);
  *  - epoll_wait() on a number that is never open gives EBADF, on a
  *    stable fd that is not an epoll instance EINVAL;
  *  - a wait returns at most maxevents events, and no reported event has
@@ -99,9 +128,14 @@
  * Caveats.  The seed fixes every thread's sequence of calls, not how the
  * threads interleave, so a replay (-s SEED) repeats the inputs but not
  * always the race; -t 1 makes a replay exact up to timing, and with one
- * thread every fd is stable.  Valid wait timeouts are at most 1 ms and
- * never "forever", so that the run stays bounded; invalid ones are tried
- * freely.
+ * thread every fd is stable.  So that the run stays bounded, valid
+ * relative timeouts are at most 1 ms, valid deadlines (EPOLL_WAIT_ABSTIME)
+ * in the past or at most 1 ms ahead, and a call with EPOLL_WAIT_FOREVER
+ * always has a signal mask that lets SIGUSR1 in (when the mask can be
+ * read), with a SIGUSR1 raised just before the call: its wait returns at
+ * once.  Invalid timeouts are tried freely.  The oracle assumes that the
+ * _32 binary runs under a 64-bit kernel (as the guest does), where
+ * access_ok() lets its kernel-address class through.
  *
  * Options:
  *   -s SEED   seed (default: time and pid); printed in the output
@@ -114,6 +148,9 @@
  * "# fuzz-class: NAME calls=N exact=M" says how many calls (or, for the
  * cmd_ classes, commands that ran) carried each bad input, and how many
  * of them had their result checked against one exact expected result.
+ * A command counts as run only when the error fields, or for a read-only
+ * array the model (own instance) or its certain first command (pool),
+ * say that it ran.
  */
 #define _GNU_SOURCE
 #include <assert.h>
@@ -580,12 +617,82 @@ static void pick_timeout(struct rng *r, struct epoll_mod_timespec *ts)
 	ts->tv_nsec = bad[i][1];
 }
 
-static bool timeout_valid(const struct epoll_mod_timespec *ts)
+/* epoll_wait_spec.flags: mostly valid, sometimes not. */
+static uint32_t pick_spec_flags(struct rng *r)
 {
-	if (ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000)
-		return false;
-	return ts->tv_sec >= 0 ||
-	       (ts->tv_sec == EPOLL_MOD_WAIT_FOREVER && ts->tv_nsec == 0);
+	switch (below(r, 40)) {
+	case 0:
+		return (uint32_t)rnd(r);
+	case 1:
+		return 1U << (2 + below(r, 30));	/* one unknown bit */
+	case 2:
+		return EPOLL_WAIT_ABSTIME | EPOLL_WAIT_FOREVER;
+	case 3:
+	case 4:
+	case 5:
+	case 6:
+		return EPOLL_WAIT_ABSTIME;
+	case 7:
+	case 8:
+	case 9:
+		return EPOLL_WAIT_FOREVER;
+	default:
+		return 0;
+	}
+}
+
+static bool spec_flags_valid(uint32_t flags)
+{
+	const uint32_t both = EPOLL_WAIT_ABSTIME | EPOLL_WAIT_FOREVER;
+
+	return !(flags & ~both) && flags != both;
+}
+
+/*
+ * The timeout for spec flags @flags on clock @clk, so that no valid wait
+ * blocks for long: relative ones as pick_timeout(); deadlines
+ * (EPOLL_WAIT_ABSTIME) near the clock's epoch, a second past, or at most
+ * 1 ms ahead; with EPOLL_WAIT_FOREVER mostly the {0, 0} it requires
+ * (forever_safe() keeps that wait short).
+ */
+static void pick_wait_timeout(struct rng *r, uint32_t flags, int clk,
+			      struct epoll_mod_timespec *ts)
+{
+	struct timespec now;
+
+	if (flags == EPOLL_WAIT_FOREVER) {
+		if (chance(r, 75)) {
+			ts->tv_sec = 0;
+			ts->tv_nsec = 0;
+		} else {
+			pick_timeout(r, ts);
+		}
+		return;
+	}
+	if (flags != EPOLL_WAIT_ABSTIME || chance(r, 30) ||
+	    !clock_valid(clk) || clock_gettime(clk, &now)) {
+		pick_timeout(r, ts);	/* a deadline: long past */
+		return;
+	}
+	ts->tv_sec = now.tv_sec;
+	ts->tv_nsec = now.tv_nsec;
+	if (chance(r, 30)) {
+		ts->tv_sec--;		/* just past */
+		return;
+	}
+	ts->tv_nsec += below(r, 1000000);
+	if (ts->tv_nsec >= 1000000000) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000;
+	}
+}
+
+/* The spec's timeout, given spec flags that are valid. */
+static bool timeout_valid(uint32_t flags, const struct epoll_mod_timespec *ts)
+{
+	if (flags & EPOLL_WAIT_FOREVER)
+		return !ts->tv_sec && !ts->tv_nsec;
+	return ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000;
 }
 
 /* --- errno sets, from the man pages ---------------------------------- */
@@ -594,12 +701,18 @@ static bool timeout_valid(const struct epoll_mod_timespec *ts)
 
 static const uint64_t ctl_errnos = E(EBADF) | E(EEXIST) | E(EFAULT) |
 	E(EINVAL) | E(ELOOP) | E(ENOENT) | E(ENOMEM) | E(ENOSPC) | E(EPERM);
-/* the call's own checks, before any command runs */
-static const uint64_t mw_arg_errnos = E(EBADF) | E(EFAULT) | E(EINVAL);
+/*
+ * the call's own checks, before any command runs (E2BIG: the spec's
+ * size, or bytes past what the kernel knows); EFAULT also for a batch
+ * that cannot be read, or whose error fields cannot be written, after
+ * the commands before that point ran
+ */
+static const uint64_t mw_arg_errnos = E(E2BIG) | E(EBADF) | E(EFAULT) |
+	E(EINVAL);
 /* a failing command: what epoll_ctl() would return for it */
 static const uint64_t mw_cmd_errnos = E(EBADF) | E(EEXIST) | E(EINVAL) |
 	E(ELOOP) | E(ENOENT) | E(ENOMEM) | E(ENOSPC) | E(EPERM);
-/* the wait, after every command ran */
+/* the wait, after every command ran (EFAULT: storing an event) */
 static const uint64_t mw_wait_errnos = E(EFAULT) | E(EINTR);
 static const uint64_t wait_errnos = E(EBADF) | E(EFAULT) | E(EINTR) |
 	E(EINVAL);
@@ -610,7 +723,8 @@ static bool in_set(uint64_t set, int err)
 }
 
 static const char *const errno_names[64] = {
-	[EBADF] = "EBADF", [EEXIST] = "EEXIST", [EFAULT] = "EFAULT",
+	[E2BIG] = "E2BIG", [EBADF] = "EBADF", [EEXIST] = "EEXIST",
+	[EFAULT] = "EFAULT",
 	[EINTR] = "EINTR", [EINVAL] = "EINVAL", [ELOOP] = "ELOOP",
 	[ENOENT] = "ENOENT", [ENOMEM] = "ENOMEM", [ENOSPC] = "ENOSPC",
 	[EPERM] = "EPERM",
@@ -838,11 +952,17 @@ enum bad_class {
 	B_CTL_FD_NUMBER, B_CTL_FD_IS_EPFD, B_CTL_OP, B_CTL_EVENT_PTR,
 	B_CTL_WAKE_FLAGS, B_CTL_RANDOM_BITS,
 	B_MW_EPFD_NUMBER, B_MW_FLAGS, B_MW_NCMDS_NEGATIVE, B_MW_NCMDS_HUGE,
-	B_MW_NCMDS_ZERO_CMDS, B_MW_NCMDS_MAX, B_MW_CMDS_PTR, B_MW_CMD_FLAGS,
-	B_MW_CMD_OP, B_MW_SPEC_PTR, B_MW_MAXEVENTS, B_MW_EVENTS_PTR,
-	B_MW_CLOCKID, B_MW_TIMEOUT, B_MW_SIGMASK_PTR, B_MW_SIGSETSIZE,
+	B_MW_NCMDS_ZERO_CMDS, B_MW_NCMDS_MAX, B_MW_CMDS_NOT_USER,
+	B_MW_CMDS_UNREADABLE, B_MW_CMDS_READONLY, B_MW_CMD_FLAGS,
+	B_MW_CMD_RESERVED, B_MW_CMD_OP, B_MW_SPEC_PTR, B_MW_SPEC_SIZE_SMALL,
+	B_MW_SPEC_SIZE_BIG, B_MW_SPEC_TAIL_ZERO, B_MW_SPEC_TAIL_NONZERO,
+	B_MW_SPEC_TAIL_UNMAPPED, B_MW_MAXEVENTS, B_MW_EVENTS_PTR,
+	B_MW_SPEC_FLAGS, B_MW_CLOCKID, B_MW_TIMEOUT, B_MW_FOREVER_TIMEOUT,
+	B_MW_FOREVER, B_MW_ABSTIME, B_MW_SIGMASK_PTR, B_MW_SIGSETSIZE,
 	B_MW_SIGMASK_RANDOM, B_SIGNAL_SENT, NR_BAD
 };
+
+static_assert(NR_BAD <= 64, "worker.call_bad has a bit per class");
 
 static const char *const bad_name[NR_BAD] = {
 	[B_CTL_FD_NUMBER] = "epoll_ctl.fd_or_epfd_not_open",
@@ -857,14 +977,26 @@ static const char *const bad_name[NR_BAD] = {
 	[B_MW_NCMDS_HUGE] = "epoll_mod_wait.ncmds_over_max_or_wrapping",
 	[B_MW_NCMDS_ZERO_CMDS] = "epoll_mod_wait.ncmds_0_with_cmds",
 	[B_MW_NCMDS_MAX] = "epoll_mod_wait.ncmds_exactly_max",
-	[B_MW_CMDS_PTR] = "epoll_mod_wait.cmds_ptr_bad",
+	[B_MW_CMDS_NOT_USER] = "epoll_mod_wait.cmds_ptr_not_user",
+	[B_MW_CMDS_UNREADABLE] = "epoll_mod_wait.cmds_unreadable",
+	[B_MW_CMDS_READONLY] = "epoll_mod_wait.cmds_readonly",
 	[B_MW_CMD_FLAGS] = "epoll_mod_wait.cmd_flags_nonzero",
+	[B_MW_CMD_RESERVED] = "epoll_mod_wait.cmd_reserved_nonzero",
 	[B_MW_CMD_OP] = "epoll_mod_wait.cmd_op_invalid",
 	[B_MW_SPEC_PTR] = "epoll_mod_wait.spec_ptr_bad",
+	[B_MW_SPEC_SIZE_SMALL] = "epoll_mod_wait.spec_size_below_ver0",
+	[B_MW_SPEC_SIZE_BIG] = "epoll_mod_wait.spec_size_over_page",
+	[B_MW_SPEC_TAIL_ZERO] = "epoll_mod_wait.spec_size_larger_tail_zero",
+	[B_MW_SPEC_TAIL_NONZERO] = "epoll_mod_wait.spec_tail_nonzero",
+	[B_MW_SPEC_TAIL_UNMAPPED] = "epoll_mod_wait.spec_tail_unmapped",
 	[B_MW_MAXEVENTS] = "epoll_mod_wait.maxevents_bad",
 	[B_MW_EVENTS_PTR] = "epoll_mod_wait.events_ptr_bad",
+	[B_MW_SPEC_FLAGS] = "epoll_mod_wait.spec_flags_bad",
 	[B_MW_CLOCKID] = "epoll_mod_wait.clockid_bad",
 	[B_MW_TIMEOUT] = "epoll_mod_wait.timeout_bad",
+	[B_MW_FOREVER_TIMEOUT] = "epoll_mod_wait.forever_with_timeout",
+	[B_MW_FOREVER] = "epoll_mod_wait.forever",
+	[B_MW_ABSTIME] = "epoll_mod_wait.abstime",
 	[B_MW_SIGMASK_PTR] = "epoll_mod_wait.sigmask_ptr_bad",
 	[B_MW_SIGSETSIZE] = "epoll_mod_wait.sigsetsize_bad",
 	[B_MW_SIGMASK_RANDOM] = "epoll_mod_wait.sigmask_random",
@@ -878,7 +1010,8 @@ struct worker {
 	struct rng rng;
 	struct region cmds;		/* EPOLL_MOD_MAX_CMDS + 1 commands */
 	struct region events;		/* NR_EVENTS events */
-	struct region misc;		/* a spec, an epoll_event, a sigset */
+	struct region spec;		/* a wait spec and its tail */
+	struct region misc;		/* an epoll_event, a sigset */
 	struct own own;
 	struct fd_ref refs[EPOLL_MOD_MAX_CMDS];	/* each command's fd */
 	signed char own_t[EPOLL_MOD_MAX_CMDS];	/* its own target, if own */
@@ -888,7 +1021,7 @@ struct worker {
 	unsigned long bad[NR_BAD];
 	unsigned long exact[NR_BAD];	/* ... of them checked exactly */
 	uint64_t call_bad;		/* the classes the current call carries */
-	unsigned long successes, events_seen, cmds_run, eintr;
+	unsigned long successes, events_seen, cmds_run, eintr, wait_efault;
 	unsigned long exact_calls, unsure_calls, own_calls;
 };
 
@@ -1189,15 +1322,28 @@ static void fuzz_ctl(struct worker *w)
 
 /* --- epoll_mod_wait ----------------------------------------------------- */
 
+/* The kernel reads the commands this many at a time, as they run. */
+#define EP_MOD_CHUNK	8
+
+/* What an own or pool command array looks like, seen from the kernel. */
 struct mw_call {
 	bool own;		/* epfd and every command on own fds */
 	int own_e;		/* the own epfd, or -1 */
 	struct fd_ref ep;
-	int epfd, flags, ncmds, cmds_n;	/* cmds_n: commands we can inspect */
+	int epfd, flags, ncmds;
+	int cmds_n;		/* commands we filled and can inspect */
 	enum ptr_class cmds_class, spec_class, events_class, mask_class;
-	bool spec_used;
+	bool cmds_protect;	/* read-only: filled, then mprotect()ed for the call */
+	bool raise_usr1;	/* raise SIGUSR1 (blocked) just before the call */
 	struct epoll_mod_cmd *cmds;
-	struct epoll_wait_spec *spec;
+	/* the spec: the pointer and size passed, and what the kernel reads */
+	char *spec;
+	size_t spec_size;
+	bool spec_used;		/* size in range, all bytes readable, tail zero */
+	int spec_err, spec_alt;	/* otherwise: -errno of the copy, and another */
+	bool tail_zero, tail_nonzero, tail_fault;	/* size > 48, head readable */
+	char *tail_dirty;	/* a tail byte made non-zero, cleared after */
+	struct epoll_wait_spec sv;	/* the 48 bytes at @spec, if spec_used */
 };
 
 static void fill_cmds(struct worker *w, struct mw_call *m)
@@ -1207,7 +1353,7 @@ static void fill_cmds(struct worker *w, struct mw_call *m)
 	int i, t;
 
 	for (i = 0; i < m->cmds_n; i++) {
-		c[i].flags = chance(r, 2) ? (int)rnd(r) : 0;
+		c[i].flags = chance(r, 2) ? (uint32_t)rnd(r) : 0;
 		c[i].op = pick_op(r);
 		if (m->own) {
 			own_pick(w, own_targets, ARRAY_SIZE(own_targets), &t,
@@ -1219,45 +1365,225 @@ static void fill_cmds(struct worker *w, struct mw_call *m)
 		c[i].fd = w->refs[i].fd;
 		c[i].events = pick_events(r);
 		c[i].data = rnd(r);
-		c[i].error = SENTINEL;
+		c[i].error = SENTINEL;	/* a command that did not run keeps it */
+		c[i].__reserved = chance(r, 2) ? (uint32_t)rnd(r) | 1 : 0;
 	}
 }
 
-static const size_t bad_sigsetsize[] = { 0, 4, 16, 128, (size_t)-1 };
+static const uint32_t bad_sigsetsize[] = { 0, 4, 16, 128, UINT32_MAX };
 
+/*
+ * A valid EPOLL_WAIT_FOREVER wait must not block the run: its mask lets
+ * SIGUSR1 in, and the thread raises one (blocked until the wait installs
+ * the mask) just before the call, so that the wait returns events or
+ * EINTR at once.  A mask that cannot be read fails the call anyway.
+ */
+static void forever_safe(struct worker *w, struct mw_call *m)
+{
+	struct epoll_wait_spec *s = &m->sv;
+	uint64_t *mask = (uint64_t *)(w->misc.base + 256), v;
+	char *p;
+
+	m->raise_usr1 = true;
+	if (!s->sigmask) {
+		m->mask_class = P_VALID;
+		*mask = rnd(&w->rng);
+		s->sigmask = EPOLL_MOD_PTR(mask);
+	}
+	if (m->mask_class == P_VALID || m->mask_class == P_MISALIGNED) {
+		p = (char *)(uintptr_t)s->sigmask;
+		memcpy(&v, p, sizeof(v));
+		v &= ~(1ULL << (SIGUSR1 - 1));
+		memcpy(p, &v, sizeof(v));
+	}
+	/* read-only: the zeroes of ro_page block nothing */
+}
+
+/* The wait part: filled in m->sv, then copied to where the spec lives. */
 static void fill_spec(struct worker *w, struct mw_call *m)
 {
 	struct rng *r = &w->rng;
-	struct epoll_wait_spec *s = m->spec;
+	struct epoll_wait_spec *s = &m->sv;
 	uint64_t *mask = (uint64_t *)(w->misc.base + 256);
+	void *ev;
 
+	memset(s, 0, sizeof(*s));
 	s->maxevents = chance(r, 80) ? 1 + (int)below(r, NR_EVENTS) :
 				       pick_count(r, EP_MAX_EVENTS);
 	m->events_class = pick_class(r, 10);
-	s->events = class_ptr(m->events_class, &w->events,
-			      NR_EVENTS * sizeof(struct epoll_event));
+	ev = class_ptr(m->events_class, &w->events,
+		       NR_EVENTS * sizeof(struct epoll_event));
 	if (m->events_class == P_STRADDLE)	/* first slot only writable */
-		s->events = (void *)(w->events.base + w->events.size -
-				     sizeof(struct epoll_event));
+		ev = w->events.base + w->events.size - sizeof(struct epoll_event);
+	s->events = EPOLL_MOD_PTR(ev);
 	s->clockid = pick_clock(r);
-	pick_timeout(r, &s->timeout);
+	s->flags = pick_spec_flags(r);
+	pick_wait_timeout(r, s->flags, s->clockid, &s->timeout);
 	s->sigsetsize = EPOLL_MOD_SIGSETSIZE;
 	m->mask_class = P_NULL;
-	s->sigmask = NULL;
+	s->sigmask = 0;
 	if (chance(r, 40)) {
+		void *p;
+
 		m->mask_class = pick_class(r, 10);
 		*mask = rnd(r);
-		s->sigmask = class_ptr(m->mask_class, &w->misc, 8);
+		p = class_ptr(m->mask_class, &w->misc, 8);
 		if (m->mask_class == P_VALID)
-			s->sigmask = mask;
+			p = mask;
+		s->sigmask = EPOLL_MOD_PTR(p);
 		if (chance(r, 10))
 			s->sigsetsize = bad_sigsetsize[below(r, ARRAY_SIZE(bad_sigsetsize))];
 	}
+	if (s->flags == EPOLL_WAIT_FOREVER)
+		forever_safe(w, m);
+}
+
+/* The size argument: mostly the structure's, sometimes anything. */
+static size_t pick_spec_size(struct rng *r)
+{
+	if (chance(r, 75))
+		return sizeof(struct epoll_wait_spec);
+	switch (below(r, 12)) {
+	case 0:
+		return 0;
+	case 1:
+		return 1 + below(r, EPOLL_WAIT_SPEC_SIZE_VER0 - 1);
+	case 2:
+		return EPOLL_WAIT_SPEC_SIZE_VER0 - 1;
+	case 3:
+		return page_size;
+	case 4:
+		return page_size + 1;
+	case 5:
+		return SIZE_MAX;
+	case 6:
+		return (size_t)INT_MAX + 1;
+	case 7:
+		return EPOLL_WAIT_SPEC_SIZE_VER0 + 8;
+	default:	/* 49 .. page_size */
+		return EPOLL_WAIT_SPEC_SIZE_VER0 + 1 +
+		       below(r, page_size - EPOLL_WAIT_SPEC_SIZE_VER0);
+	}
+}
+
+/*
+ * Where the spec lives.  Its region is two pages before a guard page: a
+ * valid spec sits at the start, or ends flush with the guard, or has its
+ * tail (the bytes past 48 that the size claims) run into the guard; a
+ * read-only one is ro_page (zeroes), or its last 48 bytes.
+ */
+static char *spec_place(struct worker *w, struct mw_call *m)
+{
+	struct rng *r = &w->rng;
+	char *end = w->spec.base + w->spec.size;
+	size_t sz = m->spec_size, room;
+
+	switch (m->spec_class) {
+	case P_VALID:
+		if (sz < EPOLL_WAIT_SPEC_SIZE_VER0 || sz > (size_t)page_size)
+			return w->spec.base;
+		switch (below(r, 8)) {
+		case 0:
+			return end - sz;
+		case 1:
+			room = sz - EPOLL_WAIT_SPEC_SIZE_VER0;
+			return end - EPOLL_WAIT_SPEC_SIZE_VER0 -
+			       (room ? below(r, room) : 0);
+		default:
+			return w->spec.base;
+		}
+	case P_MISALIGNED:
+		return w->spec.base + 1;
+	case P_STRADDLE:
+		return end - EPOLL_WAIT_SPEC_SIZE_VER0 / 2;
+	case P_READONLY:
+		return chance(r, 30) ? ro_page + page_size - EPOLL_WAIT_SPEC_SIZE_VER0 :
+				       ro_page;
+	default:	/* NULL (no spec), unmapped, kernel */
+		return class_ptr(m->spec_class, &w->spec, EPOLL_WAIT_SPEC_SIZE_VER0);
+	}
+}
+
+/* The end of the readable bytes that a spec of class @c starts in. */
+static uintptr_t readable_end(const struct worker *w, enum ptr_class c)
+{
+	switch (c) {
+	case P_VALID:
+	case P_MISALIGNED:
+	case P_STRADDLE:
+		return (uintptr_t)(w->spec.base + w->spec.size);
+	case P_READONLY:
+		return (uintptr_t)(ro_page + page_size);
+	default:
+		return 0;
+	}
+}
+
+/*
+ * What copy_struct_from_user() (6.12; v3.19's local equivalent) makes of
+ * the spec's bytes as they are in memory now: the size is checked first
+ * (EINVAL below EPOLL_WAIT_SPEC_SIZE_VER0, E2BIG above a page), then the
+ * bytes past the structure must be zero (E2BIG) and all of it readable
+ * (EFAULT).  6.12 scans the tail first and so gives E2BIG for a non-zero
+ * byte that comes before the fault; the order of the two is not part of
+ * the contract, so a tail with both allows either.
+ */
+static void spec_read_expect(const struct worker *w, struct mw_call *m)
+{
+	const size_t ver0 = EPOLL_WAIT_SPEC_SIZE_VER0;
+	uintptr_t p = (uintptr_t)m->spec, end;
+	size_t i, avail, sz = m->spec_size;
+	bool nonzero = false, fault;
+
+	m->spec_used = false;
+	m->spec_err = 0;
+	m->spec_alt = 0;
+	if (!m->spec)
+		return;			/* no wait; the size is ignored */
+	if (sz < ver0) {
+		m->spec_err = -EINVAL;
+		return;
+	}
+	if (sz > (size_t)page_size) {
+		m->spec_err = -E2BIG;
+		return;
+	}
+	end = readable_end(w, m->spec_class);
+	avail = end > p ? end - p : 0;
+	for (i = ver0; i < sz && i < avail; i++)
+		if (m->spec[i])
+			nonzero = true;
+	fault = avail < sz;
+	if (sz > ver0 && avail >= ver0) {
+		m->tail_nonzero = nonzero;
+		m->tail_fault = fault;
+		m->tail_zero = !nonzero && !fault;
+	}
+	if (fault) {
+		m->spec_err = -EFAULT;
+		m->spec_alt = nonzero ? -E2BIG : 0;
+	} else if (nonzero) {
+		m->spec_err = -E2BIG;
+	} else {
+		memcpy(&m->sv, m->spec, sizeof(m->sv));
+		m->spec_used = true;
+	}
+}
+
+/* ncmds around the boundaries of the kernel's groups of 8. */
+static int pick_chunky(struct rng *r)
+{
+	static const int counts[] = { 7, 8, 9, 15, 16, 17, 24, 25, 33 };
+
+	if (chance(r, 50))
+		return counts[below(r, ARRAY_SIZE(counts))];
+	return 1 + below(r, 64);
 }
 
 static void pick_modwait(struct worker *w, struct mw_call *m)
 {
 	struct rng *r = &w->rng;
+	int n;
 
 	m->own = chance(r, 30);
 	if (m->own)
@@ -1266,78 +1592,136 @@ static void pick_modwait(struct worker *w, struct mw_call *m)
 		pick_epfd(r, &m->ep);
 	m->epfd = m->ep.fd;
 	m->flags = chance(r, 3) ? (int)rnd(r) | 1 : 0;
-	m->ncmds = chance(r, 3) ? EPOLL_MOD_MAX_CMDS : pick_count(r, EPOLL_MOD_MAX_CMDS);
+	m->ncmds = chance(r, 3) ? EPOLL_MOD_MAX_CMDS :
+		   chance(r, 12) ? pick_chunky(r) :
+		   pick_count(r, EPOLL_MOD_MAX_CMDS);
+	/* the commands the kernel may run */
+	n = m->ncmds > 0 && m->ncmds <= EPOLL_MOD_MAX_CMDS ? m->ncmds : 0;
 	m->cmds_class = pick_class(r, 8);
-	m->cmds = class_ptr(m->cmds_class, &w->cmds,
-			    (m->ncmds > 0 ? m->ncmds : 1) * sizeof(*m->cmds));
+	m->cmds = class_ptr(m->cmds_class, &w->cmds, (n ? n : 1) * sizeof(*m->cmds));
 	if (m->ncmds == 0 && chance(r, 70))
 		m->cmds = NULL;
-	if (m->cmds_class == P_STRADDLE && m->ncmds > 0 &&
-	    m->ncmds <= EPOLL_MOD_MAX_CMDS)	/* last command half mapped */
-		m->cmds = (void *)(w->cmds.base + w->cmds.size -
-				   m->ncmds * sizeof(*m->cmds) + sizeof(*m->cmds) / 2);
-	if (m->cmds && (m->cmds_class == P_VALID || m->cmds_class == P_MISALIGNED)) {
-		m->cmds_n = m->ncmds > 0 && m->ncmds <= EPOLL_MOD_MAX_CMDS ? m->ncmds : 1;
-		fill_cmds(w, m);
+	switch (m->cmds_class) {
+	case P_VALID:
+	case P_MISALIGNED:
+		if (m->cmds)	/* with ncmds out of range: one, never read */
+			m->cmds_n = n ? n : 1;
+		break;
+	case P_STRADDLE:	/* the last command half mapped */
+		if (n) {
+			m->cmds = (void *)(w->cmds.base + w->cmds.size -
+					   n * sizeof(*m->cmds) + sizeof(*m->cmds) / 2);
+			m->cmds_n = n - 1;
+		}
+		break;
+	case P_READONLY:	/* ro_page's zeroes, or a filled batch */
+		if (n && chance(r, 50)) {
+			m->cmds = (void *)w->cmds.base;
+			m->cmds_protect = true;
+			m->cmds_n = n;
+		}
+		break;
+	default:
+		break;
 	}
+	fill_cmds(w, m);
+
 	m->spec_class = chance(r, 30) ? P_NULL : pick_class(r, 6);
-	m->spec = class_ptr(m->spec_class, &w->misc, sizeof(*m->spec));
+	m->spec_size = pick_spec_size(r);
+	m->events_class = P_NULL;
+	m->mask_class = P_NULL;
+	m->spec = spec_place(w, m);
 	if (m->spec_class == P_VALID || m->spec_class == P_MISALIGNED) {
-		m->spec_used = true;
+		size_t avail = readable_end(w, m->spec_class) - (uintptr_t)m->spec;
+
 		fill_spec(w, m);
-	} else if (m->spec_class == P_STRADDLE) {
-		memset(m->spec, 0, sizeof(*m->spec) / 2);
+		memcpy(m->spec, &m->sv, sizeof(m->sv));
+		/* sometimes a non-zero byte in the readable part of the tail */
+		if (m->spec_size > EPOLL_WAIT_SPEC_SIZE_VER0 &&
+		    m->spec_size <= (size_t)page_size &&
+		    avail > EPOLL_WAIT_SPEC_SIZE_VER0 && chance(r, 30)) {
+			size_t lim = m->spec_size < avail ? m->spec_size : avail;
+
+			m->tail_dirty = m->spec + EPOLL_WAIT_SPEC_SIZE_VER0 +
+					below(r, lim - EPOLL_WAIT_SPEC_SIZE_VER0);
+			*m->tail_dirty = (char)(1 + below(r, 255));
+		}
 	}
+	spec_read_expect(w, m);
+}
+
+/* Leave the spec region zeroed for the next call's tails. */
+static void spec_clean(const struct worker *w, const struct mw_call *m)
+{
+	if (m->spec_class == P_VALID || m->spec_class == P_MISALIGNED)
+		memset(m->spec, 0, sizeof(struct epoll_wait_spec));
+	if (m->tail_dirty)
+		*m->tail_dirty = 0;
 }
 
 /*
- * Errors that do not depend on the pool, in the documented check order:
- * flags, then ncmds and cmds.  Returns -errno for the error the call
- * must fail with, or 0 when the outcome depends on the fds.
+ * Whether access_ok() refuses a pointer of class @c (for any size the
+ * fuzzer passes).  The x86_64 build's kernel address is refused; the
+ * 32-bit build's, 0xfffff000, is below the 47-bit limit that the 64-bit
+ * kernels of both bases apply to a compat task too (the 32-bit build
+ * never runs under a 32-bit kernel), so only reading or writing it
+ * faults.  Every other class is a user address.
  */
+static bool access_refused(enum ptr_class c)
+{
+#ifdef __x86_64__
+	return c == P_KERNEL;
+#else
+	return false;
+#endif
+}
+
+/* The first check that fails among flags, ncmds and cmds, or 0. */
 static int mw_expected(const struct mw_call *m)
 {
 	if (m->flags)
 		return -EINVAL;
 	if (m->ncmds < 0 || m->ncmds > EPOLL_MOD_MAX_CMDS)
 		return -EINVAL;
-	if (m->ncmds == 0)
-		return m->cmds ? -EINVAL : 0;
-	if (class_faults(m->cmds_class) || m->cmds_class == P_READONLY ||
-	    m->cmds_class == P_STRADDLE)
+	/* ncmds == 0: cmds is not looked at; else access_ok() only */
+	if (m->ncmds > 0 && access_refused(m->cmds_class))
 		return -EFAULT;
 	return 0;
 }
 
 /*
  * What reading and checking the wait spec must give: -errno or 0, in the
- * order of ep_get_wait_spec() and ep_check_wait_args(), the same on both
- * bases and for the compat entry.  *@alt is -EFAULT when the events
- * array ends so high that access_ok() may refuse it whatever its class
- * (see USER_SURE_TOP); access_ok() comes before the sigmask checks.
+ * order of ep_get_wait_spec(), the same on both bases (the _32 binary
+ * uses the same entry): size and copy, maxevents, spec flags, clockid, timeout, then
+ * access_ok() of the events (no read or write of them), then the signal
+ * mask.  *@alt is another errno the spec may give: E2BIG or EFAULT for
+ * a tail both non-zero and faulting, EFAULT for an events array that
+ * ends so high that access_ok() may refuse it whatever its class (see
+ * USER_SURE_TOP).
  */
 static int spec_expect(const struct mw_call *m, int *alt)
 {
-	const struct epoll_wait_spec *s = m->spec;
+	const struct epoll_wait_spec *s = &m->sv;
 	uint64_t end;
 
 	*alt = 0;
-	if (!s)
+	if (!m->spec)
 		return 0;			/* no wait */
-	if (read_faults(m->spec_class))
-		return -EFAULT;
-	/* readable: filled, or the zeroes of ro_page (maxevents 0) */
+	if (!m->spec_used) {
+		*alt = m->spec_alt;
+		return m->spec_err;
+	}
 	if (s->maxevents <= 0 || s->maxevents > EP_MAX_EVENTS)
+		return -EINVAL;
+	if (!spec_flags_valid(s->flags))
 		return -EINVAL;
 	if (!clock_valid(s->clockid))
 		return -EINVAL;
-	if (!timeout_valid(&s->timeout))
+	if (!timeout_valid(s->flags, &s->timeout))
 		return -EINVAL;
-	/* the first slot is read and written back; straddle leaves it whole */
-	if (class_faults(m->events_class) || m->events_class == P_READONLY)
+	if (access_refused(m->events_class))
 		return -EFAULT;
-	end = (uintptr_t)s->events +
-	      (uint64_t)s->maxevents * sizeof(struct epoll_event);
+	end = s->events + (uint64_t)s->maxevents * sizeof(struct epoll_event);
 	if (end > USER_SURE_TOP)
 		*alt = -EFAULT;
 	if (!s->sigmask)
@@ -1355,8 +1739,9 @@ struct mw_verdict {
 };
 
 /*
- * The documented order: flags, ncmds and cmds; then epfd, if it was
- * stable (otherwise EBADF or EINVAL may come first); then the spec.
+ * The documented order: flags, ncmds, access_ok() of cmds; then epfd, if
+ * it was stable (otherwise EBADF or EINVAL may come first); then the
+ * spec.  Nothing else is checked before the first command runs.
  */
 static void mw_verdict(const struct mw_call *m, struct mw_verdict *v)
 {
@@ -1400,15 +1785,20 @@ static void mw_violation(struct worker *w, enum violation v,
 			 const struct mw_call *m, int ret, int err,
 			 const char *want)
 {
-	const struct epoll_wait_spec *s = m->spec_used ? m->spec : NULL;
+	const struct epoll_wait_spec *s = m->spec_used ? &m->sv : NULL;
 	char b1[24];
 
-	violation(w, v, "%sepoll_mod_wait(epfd %d [%s], flags %#x, ncmds %d, cmds %s%s, spec %s {maxevents %d, events %s, clock %d, timeout {%lld, %lld}, sigmask %s, sigsetsize %lld}) = %d %s, want %s",
+	violation(w, v, "%sepoll_mod_wait(epfd %d [%s], flags %#x, ncmds %d, cmds %s%s, spec %s size %zu%s {maxevents %d, events %s, flags %#x, clock %d, timeout {%lld, %lld}, sigmask %s, sigsetsize %lld}) = %d %s, want %s",
 		  m->own ? "own: " : "", m->epfd, state_name[m->ep.state],
 		  m->flags, m->ncmds, ptr_name[m->cmds_class],
-		  m->cmds ? "" : " (NULL)", ptr_name[m->spec_class],
+		  !m->cmds && m->cmds_class != P_NULL ? " (NULL)" :
+		  m->cmds_protect ? " (filled, mprotect()ed)" : "",
+		  ptr_name[m->spec_class], m->spec_size,
+		  !m->spec || m->spec_used ? "" :
+		  m->tail_nonzero ? " (tail non-zero)" :
+		  m->tail_fault ? " (tail unmapped)" : " (unread)",
 		  s ? s->maxevents : 0, s ? ptr_name[m->events_class] : "-",
-		  s ? s->clockid : 0,
+		  s ? s->flags : 0, s ? s->clockid : 0,
 		  s ? (long long)s->timeout.tv_sec : 0,
 		  s ? (long long)s->timeout.tv_nsec : 0,
 		  s && s->sigmask ? ptr_name[m->mask_class] : "NULL",
@@ -1416,15 +1806,17 @@ static void mw_violation(struct worker *w, enum violation v,
 		  ret < 0 ? err_name(err, b1, sizeof(b1)) : "", want);
 }
 
-/* A call refused on its arguments must not have run any command. */
-static void untouched(struct worker *w, const struct mw_call *m)
+/* A command that did not run must keep its preset error field. */
+static void untouched(struct worker *w, const struct mw_call *m,
+		      const char *what)
 {
 	int i;
 
 	for (i = 0; i < m->cmds_n; i++)
 		if (m->cmds[i].error != SENTINEL) {
-			violation(w, V_FIELDS, "refused call (flags %#x, ncmds %d) wrote command %d's error (%d)",
-				  m->flags, m->ncmds, i, m->cmds[i].error);
+			violation(w, V_FIELDS, "%s (epfd %d, flags %#x, ncmds %d, cmds %s) wrote command %d's error (%d): no command ran",
+				  what, m->epfd, m->flags, m->ncmds,
+				  ptr_name[m->cmds_class], i, m->cmds[i].error);
 			return;
 		}
 }
@@ -1435,41 +1827,57 @@ static void cmd_violation(struct worker *w, enum violation v,
 	const struct epoll_mod_cmd *c = &m->cmds[i];
 	const struct fd_ref *ref = &w->refs[i];
 
-	violation(w, v, "%sepoll_mod_wait(epfd %d [%s], ncmds %d): command %d {flags %#x, op %d, fd %d [%s], events %#x} error %d, want %s%s",
+	violation(w, v, "%sepoll_mod_wait(epfd %d [%s], ncmds %d): command %d {flags %#x, op %d, fd %d [%s], events %#x, __reserved %#x} error %d, want %s%s",
 		  m->own ? "own: " : "", m->epfd, state_name[m->ep.state],
 		  m->ncmds, i, c->flags, c->op, c->fd, state_name[ref->state],
-		  c->events, c->error, want,
+		  c->events, c->__reserved, c->error, want,
 		  own_model(w, m->own, m->own_e, w->own_t[i]));
+}
+
+/* A command ran: count it, and the bad inputs it carried. */
+static void count_cmd(struct worker *w, const struct epoll_mod_cmd *c)
+{
+	w->cmds_run++;
+	w->bad[B_MW_CMD_FLAGS] += !!c->flags;
+	w->bad[B_MW_CMD_RESERVED] += !!c->__reserved;
+	w->bad[B_MW_CMD_OP] += !op_valid(c->op);
+}
+
+/*
+ * The result command @i must have: its flags and __reserved are checked
+ * before the operation, then what epoll_ctl() checks, on the epoll file
+ * looked up for epfd (an epoll file, since the command ran).
+ */
+static int cmd_want(struct worker *w, const struct mw_call *m, int i)
+{
+	const struct epoll_mod_cmd *c = &m->cmds[i];
+	struct fd_ref ep = { .fd = m->epfd, .slot = -1, .state = FS_EPOLL };
+
+	if (c->flags || c->__reserved)
+		return -EINVAL;
+	if (m->own)
+		return own_expect(&w->own, m->own_e, w->own_t[i], &ep,
+				  &w->refs[i], c->op, false, c->events);
+	return ctl_expect(&ep, &w->refs[i], c->op, false, c->events);
 }
 
 /*
  * Command @i ran: count it and, with @check, its error must be the one
- * its arguments call for (the flags are checked before the operation),
- * or on an own instance the one the model predicts, which the model then
- * applies.  Returns false when the own model can no longer be trusted.
+ * its arguments call for, or on an own instance the one the model
+ * predicts, which the model then applies.  Returns false when the own
+ * model can no longer be trusted.
  */
 static bool check_cmd(struct worker *w, const struct mw_call *m, int i,
 		      bool check)
 {
 	const struct epoll_mod_cmd *c = &m->cmds[i];
-	/* the commands ran, so the file looked up for epfd was an epoll */
-	struct fd_ref ep = { .fd = m->epfd, .slot = -1, .state = FS_EPOLL };
-	int want, got = c->error, t = w->own_t[i];
-	bool bad_flags = c->flags, bad_op = !op_valid(c->op);
+	int want, got = c->error;
 	char b1[24], set[128];
 
-	w->bad[B_MW_CMD_FLAGS] += bad_flags;
-	w->bad[B_MW_CMD_OP] += bad_op;
+	count_cmd(w, c);
 	if (!check)
 		return false;
-	if (c->flags)
-		want = -EINVAL;
-	else if (m->own)
-		want = own_expect(&w->own, m->own_e, t, &ep, &w->refs[i],
-				  c->op, false, c->events);
-	else
-		want = ctl_expect(&ep, &w->refs[i], c->op, false, c->events);
-
+	want = cmd_want(w, m, i);
 	if (want == EXPECT_UNSURE) {
 		if (got && !in_set(mw_cmd_errnos, -got))
 			cmd_violation(w, V_ERRNO, m, i,
@@ -1480,28 +1888,139 @@ static bool check_cmd(struct worker *w, const struct mw_call *m, int i,
 		uint64_t list = ctl_list_errnos(c->op, w->refs[i].state == FS_EPOLL);
 
 		if (got && !in_set(list, -got))
-			cmd_violation(w, V_ERRNO, m, i, set_names(list, set, sizeof(set)));
+			cmd_violation(w, V_ERRNO, m, i,
+				      set_names(list | E(0), set, sizeof(set)));
 		return true;
 	}
 	if (got != want && !add_starved(c->op, want, got)) {
 		cmd_violation(w, V_EXACT, m, i, err_name(-want, b1, sizeof(b1)));
 		return !m->own;
 	}
-	w->exact[B_MW_CMD_FLAGS] += bad_flags;
-	w->exact[B_MW_CMD_OP] += bad_op;
+	w->exact[B_MW_CMD_FLAGS] += !!c->flags;
+	w->exact[B_MW_CMD_RESERVED] += !!c->__reserved;
+	w->exact[B_MW_CMD_OP] += !op_valid(c->op);
 	if (m->own && !got)
-		own_apply(&w->own, m->own_e, t, c->op, c->events);
+		own_apply(&w->own, m->own_e, w->own_t[i], c->op, c->events);
 	return true;
 }
 
 /*
- * The call got past its own checks (or may have, when epfd was
- * unstable): the error fields must say exactly how far it ran.
+ * The commands in the groups of 8 that the kernel can read whole, before
+ * the first it cannot: all of a valid or misaligned array; none of an
+ * unmapped, NULL or (past access_ok()) kernel one; those before the
+ * group of the half-mapped last command of a straddling one.  A
+ * read-only array is readable (ro_page has a page of zeroes after it;
+ * the kernel stops at its first command anyway, see check_readonly()).
+ */
+static int cmds_readable(const struct mw_call *m)
+{
+	switch (m->cmds_class) {
+	case P_VALID:
+	case P_MISALIGNED:
+	case P_READONLY:
+		return m->ncmds;
+	case P_STRADDLE:
+		return (m->ncmds - 1) / EP_MOD_CHUNK * EP_MOD_CHUNK;
+	default:
+		return 0;
+	}
+}
+
+/* Events the wait can store: it stops at the first slot that faults. */
+static int events_room(const struct mw_call *m)
+{
+	switch (m->events_class) {
+	case P_VALID:
+	case P_MISALIGNED:
+		return INT_MAX;		/* more than any instance holds */
+	case P_STRADDLE:
+		return 1;
+	default:
+		return 0;		/* NULL, unmapped, read-only, kernel */
+	}
+}
+
+/*
+ * A read-only batch past the checks: the kernel reads the first group,
+ * runs it up to its first failure, and cannot write the error fields:
+ * EFAULT, the commands having run.  ro_page's zeroes are op 0 on fd 0,
+ * which always fails, so only that command ran; a filled batch ran the
+ * first group up to its first failure, which the own model predicts and
+ * applies (and then checks), and of which only the first command is sure
+ * on a pool instance.
+ */
+static void check_readonly(struct worker *w, const struct mw_call *m,
+			   const struct mw_verdict *v, int ret, int err)
+{
+	int i, n = m->ncmds < EP_MOD_CHUNK ? m->ncmds : EP_MOD_CHUNK;
+	char set[128];
+
+	untouched(w, m, "a read-only batch");
+	if (ret == -1 && err != EFAULT && in_set(v->refuse, err))
+		return;			/* refused after all: nothing ran */
+	if (ret != -1 || err != EFAULT) {
+		mw_violation(w, V_EXACT, m, ret, err,
+			     set_names(v->refuse | E(EFAULT), set, sizeof(set)));
+		if (m->own && m->cmds_n)
+			own_verify(w, NULL);
+		return;
+	}
+	if (!m->own && m->ep.state == FS_EPOLL)
+		checked_exactly(w);
+	if (in_set(v->refuse, EFAULT)) {
+		/* it may have been refused: no command is sure to have run */
+		if (m->own && m->cmds_n)
+			own_verify(w, NULL);	/* resync the model */
+		return;
+	}
+	if (!m->own || !m->cmds_n) {
+		count_cmd(w, &m->cmds[0]);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		const struct epoll_mod_cmd *c = &m->cmds[i];
+		int want = cmd_want(w, m, i);
+
+		count_cmd(w, c);
+		if (want)
+			break;
+		own_apply(&w->own, m->own_e, w->own_t[i], c->op, c->events);
+	}
+	own_verify(w, "a read-only own batch (the first group ran, up to its first failure)");
+}
+
+/*
+ * A batch whose first group cannot be read, past the checks: EFAULT,
+ * nothing run.
+ */
+static void check_unreadable(struct worker *w, const struct mw_call *m,
+			     const struct mw_verdict *v, int ret, int err,
+			     bool verify)
+{
+	char set[128];
+
+	untouched(w, m, "a batch whose first group cannot be read");
+	if (ret == -1 && (err == EFAULT || in_set(v->refuse, err))) {
+		if (err == EFAULT && !m->own && m->ep.state == FS_EPOLL)
+			checked_exactly(w);
+	} else {
+		mw_violation(w, V_EXACT, m, ret, err,
+			     set_names(v->refuse | E(EFAULT), set, sizeof(set)));
+	}
+	if (m->own && m->cmds_n && verify)
+		own_verify(w, "an own batch that could not be read");
+}
+
+/*
+ * A writable batch past the checks (or that may be, when epfd was
+ * unstable): the error fields must say exactly how far it ran.  The
+ * commands run in array order, 8 at a time, and stop at the first
+ * failure; a group that cannot be read stops the batch with EFAULT.
  */
 static void check_fields(struct worker *w, const struct mw_call *m,
 			 const struct mw_verdict *v, int ret, int err)
 {
-	int i, ran = 0, failed = -1;
+	int i, ran = 0, failed = -1, n = m->ncmds, readable = cmds_readable(m);
 	bool model_ok = true;
 	char set[128];
 
@@ -1510,6 +2029,15 @@ static void check_fields(struct worker *w, const struct mw_call *m,
 
 		if (e == SENTINEL)
 			break;
+		if (i >= readable) {
+			violation(w, V_FIELDS, "epoll_mod_wait(ncmds %d, cmds %s) wrote command %d's error (%d), which %s",
+				  n, ptr_name[m->cmds_class], i, e,
+				  i >= n ? "is past ncmds" :
+				  "is in a group of 8 that cannot be read");
+			if (m->own)
+				own_verify(w, NULL);
+			return;
+		}
 		if (e != 0) {
 			failed = i;
 			i++;
@@ -1519,23 +2047,22 @@ static void check_fields(struct worker *w, const struct mw_call *m,
 	}
 	for (; i < m->cmds_n; i++)
 		if (m->cmds[i].error != SENTINEL) {
-			violation(w, V_FIELDS, "command %d written after the batch stopped (%d)",
-				  i, m->cmds[i].error);
+			violation(w, V_FIELDS, "command %d written (%d) after the batch stopped at command %d",
+				  i, m->cmds[i].error, ran);
 			if (m->own)
 				own_verify(w, NULL);
 			return;
 		}
 	/* only the commands that ran count, and each is checked */
-	w->cmds_run += ran + (failed >= 0);
 	for (i = 0; i < ran + (failed >= 0); i++)
 		model_ok = check_cmd(w, m, i, model_ok) && model_ok;
 	if (!model_ok)
 		own_verify(w, NULL);
 
 	if (ret >= 0) {
-		if (ran != m->cmds_n)
+		if (ran != n)
 			violation(w, V_FIELDS, "success but %d of %d commands ran",
-				  ran, m->cmds_n);
+				  ran, n);
 		return;
 	}
 	if (failed >= 0) {
@@ -1547,21 +2074,32 @@ static void check_fields(struct worker *w, const struct mw_call *m,
 				  failed, err, strerror(err));
 		return;
 	}
+	if (ran && ran == readable && readable < n) {
+		/* the next group could not be read */
+		if (err != EFAULT)
+			violation(w, V_FIELDS, "errno %d (%s) with %d of %d commands run, none failed; want EFAULT (command %d's group of 8 is half mapped)",
+				  err, strerror(err), ran, n, n - 1);
+		return;
+	}
+	if (ran == n && m->spec && (err == EINTR ||
+				    (err == EFAULT && !events_room(m)))) {
+		w->wait_efault += err == EFAULT;
+		return;		/* every command ran, then the wait failed */
+	}
 	if (ran == 0 && in_set(v->refuse, err))
 		return;		/* refused before any command ran */
-	if (ran == m->cmds_n && in_set(mw_wait_errnos, err) && m->spec_used)
-		return;		/* every command ran, then the wait failed */
 	if (ran == 0)
 		mw_violation(w, V_EXACT, m, ret, err,
 			     set_names(v->refuse | E(0), set, sizeof(set)));
 	else
-		violation(w, V_FIELDS, "errno %d (%s) with %d of %d commands run, none failed",
-			  err, strerror(err), ran, m->cmds_n);
+		violation(w, V_FIELDS, "errno %d (%s) with %d of %d commands run (%d readable), none failed",
+			  err, strerror(err), ran, n, readable);
 }
 
 static void note_modwait(struct worker *w, const struct mw_call *m)
 {
-	const struct epoll_wait_spec *sp = m->spec;
+	const struct epoll_wait_spec *sp = &m->sv;
+	enum ptr_class cc = m->cmds_class;
 
 	w->call_bad = 0;
 	note(w, B_MW_EPFD_NUMBER, fd_not_open(m->epfd));
@@ -1570,16 +2108,31 @@ static void note_modwait(struct worker *w, const struct mw_call *m)
 	note(w, B_MW_NCMDS_HUGE, m->ncmds > EPOLL_MOD_MAX_CMDS);
 	note(w, B_MW_NCMDS_ZERO_CMDS, !m->ncmds && m->cmds);
 	note(w, B_MW_NCMDS_MAX, m->ncmds == EPOLL_MOD_MAX_CMDS);
-	note(w, B_MW_CMDS_PTR, m->ncmds > 0 && bad_ptr(m->cmds_class));
+	note(w, B_MW_CMDS_NOT_USER, m->ncmds > 0 && access_refused(cc));
+	note(w, B_MW_CMDS_UNREADABLE, m->ncmds > 0 && !access_refused(cc) &&
+				      (class_faults(cc) || cc == P_STRADDLE));
+	note(w, B_MW_CMDS_READONLY, m->ncmds > 0 && cc == P_READONLY);
 	/* the per-command classes are counted once we know what ran */
-	note(w, B_MW_SPEC_PTR, m->spec_class != P_NULL && bad_ptr(m->spec_class));
+	if (!m->spec)
+		return;
+	note(w, B_MW_SPEC_PTR, bad_ptr(m->spec_class));
+	note(w, B_MW_SPEC_SIZE_SMALL, m->spec_size < EPOLL_WAIT_SPEC_SIZE_VER0);
+	note(w, B_MW_SPEC_SIZE_BIG, m->spec_size > (size_t)page_size);
+	note(w, B_MW_SPEC_TAIL_ZERO, m->tail_zero);
+	note(w, B_MW_SPEC_TAIL_NONZERO, m->tail_nonzero);
+	note(w, B_MW_SPEC_TAIL_UNMAPPED, m->tail_fault);
 	if (!m->spec_used)
 		return;
 	note(w, B_MW_MAXEVENTS, sp->maxevents <= 0 ||
 				sp->maxevents > EP_MAX_EVENTS);
 	note(w, B_MW_EVENTS_PTR, bad_ptr(m->events_class));
+	note(w, B_MW_SPEC_FLAGS, !spec_flags_valid(sp->flags));
 	note(w, B_MW_CLOCKID, !clock_valid(sp->clockid));
-	note(w, B_MW_TIMEOUT, !timeout_valid(&sp->timeout));
+	note(w, B_MW_TIMEOUT, !timeout_valid(sp->flags, &sp->timeout));
+	note(w, B_MW_FOREVER_TIMEOUT, sp->flags == EPOLL_WAIT_FOREVER &&
+				      !timeout_valid(sp->flags, &sp->timeout));
+	note(w, B_MW_FOREVER, sp->flags == EPOLL_WAIT_FOREVER);
+	note(w, B_MW_ABSTIME, sp->flags == EPOLL_WAIT_ABSTIME);
 	note(w, B_MW_SIGMASK_PTR, sp->sigmask && bad_ptr(m->mask_class));
 	note(w, B_MW_SIGSETSIZE, sp->sigmask &&
 				 sp->sigsetsize != EPOLL_MOD_SIGSETSIZE);
@@ -1603,7 +2156,7 @@ static void check_modwait(struct worker *w, const struct mw_call *m, int ret,
 			mw_violation(w, V_EXACT, m, ret, err,
 				     set_names(v.refuse, set, sizeof(set)));
 		}
-		untouched(w, m);
+		untouched(w, m, "a refused call");
 		/* "nothing run" also means nothing applied */
 		if (m->own && m->cmds_n && verify)
 			own_verify(w, "a refused own epoll_mod_wait()");
@@ -1611,6 +2164,14 @@ static void check_modwait(struct worker *w, const struct mw_call *m, int ret,
 	}
 	if (m->own)
 		checked_exactly(w);	/* every command's result is predicted */
+	if (m->ncmds && m->cmds_class == P_READONLY) {
+		check_readonly(w, m, &v, ret, err);
+		return;
+	}
+	if (m->ncmds && !cmds_readable(m)) {
+		check_unreadable(w, m, &v, ret, err, verify);
+		return;
+	}
 	check_fields(w, m, &v, ret, err);
 	if (m->own && ret == -1 && verify)
 		own_verify(w, "a failed own epoll_mod_wait()");
@@ -1619,6 +2180,7 @@ static void check_modwait(struct worker *w, const struct mw_call *m, int ret,
 static void fuzz_modwait(struct worker *w)
 {
 	struct mw_call m = { 0 };
+	struct epoll_event *ev;
 	bool verify;
 	int ret, err, i;
 
@@ -1627,8 +2189,25 @@ static void fuzz_modwait(struct worker *w)
 	w->calls[C_MODWAIT]++;
 	w->own_calls += m.own;
 	note_modwait(w, &m);
-	ret = epoll_mod_wait(m.epfd, m.flags, m.ncmds, m.cmds, m.spec);
+	if (m.cmds_protect && mprotect(w->cmds.base, w->cmds.size, PROT_READ))
+		ksft_exit_fail_msg("mprotect: %s\n", strerror(errno));
+	if (m.raise_usr1)
+		syscall(SYS_tgkill, getpid(), w->tid, SIGUSR1);
+	ret = epoll_mod_wait_sized(m.epfd, m.flags, m.ncmds, m.cmds, m.spec,
+				   m.spec_size);
 	err = errno;
+	if (m.raise_usr1) {
+		/* take back the signal if the wait did not let it in */
+		struct timespec zero = { 0 };
+		sigset_t usr1;
+
+		sigemptyset(&usr1);
+		sigaddset(&usr1, SIGUSR1);
+		sigtimedwait(&usr1, NULL, &zero);
+	}
+	if (m.cmds_protect &&
+	    mprotect(w->cmds.base, w->cmds.size, PROT_READ | PROT_WRITE))
+		ksft_exit_fail_msg("mprotect: %s\n", strerror(errno));
 	count_errno(w, ret, err);
 	if (ret < 0 && err == EINTR)
 		w->eintr++;
@@ -1641,14 +2220,19 @@ static void fuzz_modwait(struct worker *w)
 		mw_violation(w, V_ERRNO, &m, ret, err, "a documented errno");
 		if (m.own)
 			own_verify(w, NULL);
+		spec_clean(w, &m);
 		return;
 	}
 	check_modwait(w, &m, ret, err, verify);
-	if (ret > 0 && m.spec_used && m.events_class == P_VALID)
-		check_events(w, "epoll_mod_wait", m.spec->events, ret,
-			     m.spec->maxevents);
-	else if (ret > 0 && !m.spec_used)
+	ev = (struct epoll_event *)(uintptr_t)m.sv.events;
+	if (ret > 0 && !m.spec)
 		violation(w, V_EVENTS, "epoll_mod_wait without a spec returned %d", ret);
+	else if (ret > 0 && ret > events_room(&m))
+		violation(w, V_EVENTS, "epoll_mod_wait returned %d events into a %s events buffer with room for %d",
+			  ret, ptr_name[m.events_class], events_room(&m));
+	else if (ret > 0 && m.events_class == P_VALID)
+		check_events(w, "epoll_mod_wait", ev, ret, m.sv.maxevents);
+	spec_clean(w, &m);
 }
 
 /* --- the rest: plain waits, I/O, recycling ------------------------------ */
@@ -1786,6 +2370,7 @@ static int setup(unsigned int nthreads)
 		if (map_region(&w->cmds, (EPOLL_MOD_MAX_CMDS + 1) *
 				       sizeof(struct epoll_mod_cmd)) ||
 		    map_region(&w->events, 2 * NR_EVENTS * sizeof(struct epoll_event)) ||
+		    map_region(&w->spec, 2 * page_size) ||
 		    map_region(&w->misc, 1024) || open_own(&w->own))
 			return -1;
 	}
@@ -1810,7 +2395,7 @@ static int setup(unsigned int nthreads)
 static void print_summary(unsigned int nthreads, double secs)
 {
 	unsigned long calls[NR_CALLS] = { 0 }, errs[64] = { 0 };
-	unsigned long ok = 0, evs = 0, cmds = 0, eintr = 0;
+	unsigned long ok = 0, evs = 0, cmds = 0, eintr = 0, wait_efault = 0;
 	unsigned long exact = 0, unsure = 0, own = 0;
 	char line[1024];
 	int len, e;
@@ -1825,6 +2410,7 @@ static void print_summary(unsigned int nthreads, double secs)
 		evs += workers[i].events_seen;
 		cmds += workers[i].cmds_run;
 		eintr += workers[i].eintr;
+		wait_efault += workers[i].wait_efault;
 		exact += workers[i].exact_calls;
 		unsure += workers[i].unsure_calls;
 		own += workers[i].own_calls;
@@ -1862,6 +2448,8 @@ static void print_summary(unsigned int nthreads, double secs)
 				       bad_name[k], n, x);
 	}
 	ksft_print_msg("fuzz-class: epoll_mod_wait.eintr calls=%lu\n", eintr);
+	ksft_print_msg("fuzz-class: epoll_mod_wait.events_store_efault calls=%lu\n",
+		       wait_efault);
 }
 
 static double now(void)

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * epoll_mod_wait_leak - every failure path of epoll_mod_wait() frees its
- * copy of the batch.
+ * epoll_mod_wait_leak - no failure path of epoll_mod_wait() loses memory.
  *
  * The RFC leaked the kernel copy of the commands when reading the wait
- * spec faulted.  A full batch (EPOLL_MOD_MAX_CMDS commands, 28 KiB in the
- * kernel) is pushed through each failure path LOOPS times; a leak of one
- * copy per call would lose LOOPS * 28 KiB (over 100 MiB), while the bound
- * allows LEAK_SLACK_KB for unrelated activity.  A kernel with kmemleak
+ * spec faulted.  The series streams the batch through a buffer on the
+ * stack and allocates nothing, so this guards the paths against a copy
+ * coming back: a full batch (EPOLL_MOD_MAX_CMDS commands, 32 KiB) is
+ * pushed through each failure path LOOPS times; a leak of one copy per
+ * call would lose LOOPS * 32 KiB (over 100 MiB), while the bound allows
+ * LEAK_SLACK_KB for unrelated activity.  A kernel with kmemleak
  * (make test DEBUG=1) finds smaller leaks; this test needs no debug
  * option.
  *
@@ -152,7 +153,7 @@ TEST_F(leak, spec_invalid)
 {
 	struct epoll_event ev[1];
 	struct epoll_wait_spec spec = {
-		.maxevents = 1, .events = ev, .clockid = -1,
+		.maxevents = 1, .events = EPOLL_MOD_PTR(ev), .clockid = -1,
 	};
 	long kb;
 
@@ -172,7 +173,8 @@ TEST_F(leak, command_fails)
 {
 	struct epoll_event ev[1];
 	struct epoll_wait_spec spec = {
-		.maxevents = 1, .events = ev, .clockid = CLOCK_MONOTONIC,
+		.maxevents = 1, .events = EPOLL_MOD_PTR(ev),
+		.clockid = CLOCK_MONOTONIC,
 	};
 	long kb;
 
@@ -188,7 +190,7 @@ TEST_F(leak, command_fails)
 /*
  *   t0 (mw) [DEL s0 x1024] on a pipe fd instead of an epoll fd!
  *
- *                    EINVAL after the batch was copied in
+ *                    EINVAL before any command is read
  */
 TEST_F(leak, not_epoll)
 {
@@ -204,7 +206,7 @@ TEST_F(leak, not_epoll)
 /*
  *   t0 (mw) [DEL s0 x1024] on epfd -1, not an open fd!
  *
- *                    EBADF after the batch was copied in
+ *                    EBADF before any command is read
  */
 TEST_F(leak, bad_epfd)
 {
