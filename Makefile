@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make test   build, boot and selftest every base (see README.md)
-# make bench  the wake, batching and timeout benchmarks in the same guests
+# make bench  the wake, batching and timeout benchmarks, on a third kernel
+#             per base configured like a distribution's (build/<base>-bench)
 # make check-patches  the series are postable (also part of make test)
 # make stress the fuzzer and the race stress on the debug kernels, 10 min
 #             per base (STRESS_SECS=600)

@@ -5,27 +5,55 @@ CSV files, a markdown report and gnuplot plots.
 
 The guest output (scripts/guest/run-bench) frames every benchmark with
 "=== bench|perf|dist|end: NAME" markers.  Every file written here starts
-with (or, for CSV, carries in columns) the base, kernel release, vCPUs,
-accelerator and date, so that a result cannot lose its context.
+with (or, for CSV, carries in columns) the base, kernel release and
+configuration, vCPUs, accelerator and date, so that a result cannot lose
+its context.
+
+The profiles come as gzip'd perf.data in base64 between "=== profile-data:
+NAME" and "=== profile-end: NAME"; they are decoded into
+$BENCH_PROFILE_DIR and reported with the host's perf against
+$BENCH_VMLINUX (the guest has no symbol tables): profile-NAME.txt and
+the top kernel symbols in report.md.
 """
 
+import base64
 import csv
+import gzip
 import os
 import re
 import statistics
 import subprocess
 import sys
+import tempfile
 
 PERF_EVENTS = ["task-clock", "context-switches", "cpu-migrations", "page-faults"]
 MODES = ["all", "exclusive", "roundrobin"]
 
 
 def parse(path):
-    """Return (meta, sections): sections[name] = {bench, perf, dist, rc}."""
-    meta, sections, cur, part = {}, {}, None, None
+    """Return (meta, sections, profiles): sections[name] = {bench, perf,
+    dist, rc}; profiles[name] = the base64 lines of its gzip'd perf.data."""
+    meta, sections, cur, part = {"vuln": []}, {}, None, None
+    profiles, blob = {}, None
     with open(path, errors="replace") as f:
         for line in f:
             line = line.rstrip("\n")
+            m = re.match(r"^=== profile-(data|end): (\S+)$", line)
+            if m:
+                blob = profiles.setdefault(m.group(2), []) \
+                    if m.group(1) == "data" else None
+                continue
+            if blob is not None:
+                blob.append(line)
+                continue
+            m = re.match(r"^guest-vuln: (.*)$", line)
+            if m:
+                meta["vuln"].append(m.group(1))
+                continue
+            m = re.match(r"^bench-profile: (.*)$", line)
+            if m:
+                meta["profile"] = m.group(1)
+                continue
             m = re.match(r"^guest-(uname|cpus): (.*)$", line)
             if m:
                 meta[m.group(1)] = m.group(2)
@@ -47,7 +75,7 @@ def parse(path):
                 continue
             if cur is not None:
                 cur[part].append(line)
-    return meta, sections
+    return meta, sections, profiles
 
 
 def perf_values(lines):
@@ -135,22 +163,170 @@ def git_commit():
         return "unknown"
 
 
+# The benchmark's own tasks in a system-wide profile: modwait, and the
+# io_uring workers it may punt to (iou-wrk-PID, iou-sqp-PID).
+def is_workload(comm):
+    return comm == "modwait" or comm.startswith("iou-")
+
+
+def perf_report(data, vmlinux, txt):
+    """perf report of one profile, by task and symbol, into TXT.
+    Returns [(samples, comm, sym)] or raises RuntimeError."""
+    cmd = ["perf", "report", "-i", data, "--vmlinux", vmlinux, "--stdio",
+           "--sort", "comm,sym", "-n", "-t", "|"]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    except OSError as e:
+        raise RuntimeError(f"perf report: {e}")
+    with open(txt, "w") as f:
+        f.write("# " + " ".join(f"'{c}'" if c == "|" else c for c in cmd) + "\n")
+        f.write(p.stdout)
+        if p.stderr.strip():
+            f.write("# stderr:\n" + "".join("# " + l + "\n"
+                                          for l in p.stderr.splitlines()))
+    if p.returncode != 0:
+        raise RuntimeError(f"perf report exited {p.returncode}: "
+                           f"{p.stderr.strip().splitlines()[-1:]}")
+    rows = []
+    for line in p.stdout.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        cols = [c.strip() for c in line.split("|")]
+        if len(cols) < 4:
+            continue
+        try:
+            rows.append((int(cols[1]), cols[2], cols[3]))
+        except ValueError:
+            continue
+    return rows
+
+
+def summarize_profile(rows, top=10):
+    """Top kernel symbols of the workload's samples."""
+    total = sum(n for n, c, _ in rows if is_workload(c))
+    ksyms, kernel = {}, 0
+    for n, c, sym in rows:
+        if not is_workload(c) or not sym.startswith("[k]"):
+            continue
+        name = sym[3:].strip()
+        ksyms[name] = ksyms.get(name, 0) + n
+        kernel += n
+    # a kernel sample that no vmlinux symbol covers shows as its address
+    unresolved = sum(n for name, n in ksyms.items() if name.startswith("0x"))
+    return {"total": total, "kernel": kernel, "unresolved": unresolved,
+            "top": sorted(ksyms.items(), key=lambda kv: -kv[1])[:top]}
+
+
+def do_profiles(profiles, outdir, header):
+    """Decode, report and summarize every profile: {name: summary or
+    {"error": text}}."""
+    vmlinux = os.environ.get("BENCH_VMLINUX", "")
+    pdir = os.environ.get("BENCH_PROFILE_DIR") or tempfile.mkdtemp()
+    os.makedirs(pdir, exist_ok=True)
+    out = {}
+    for name, lines in profiles.items():
+        data = os.path.join(pdir, f"{name}.data")
+        try:
+            raw = gzip.decompress(base64.b64decode("".join(lines)))
+        except (ValueError, OSError, EOFError) as e:
+            out[name] = {"error": f"could not decode the guest's data: {e}"}
+            continue
+        with open(data, "wb") as f:
+            f.write(raw)
+        if not os.path.isfile(vmlinux):
+            out[name] = {"error": f"no vmlinux at '{vmlinux}' (BENCH_VMLINUX)"}
+            continue
+        txt = os.path.join(outdir, f"profile-{name}.txt")
+        try:
+            rows = perf_report(data, vmlinux, txt)
+        except RuntimeError as e:
+            out[name] = {"error": str(e)}
+            continue
+        with open(txt) as f:
+            body = f.read()
+        with open(txt, "w") as f:
+            f.write(f"# {header}\n# profile {name}: {len(raw)} bytes of "
+                    f"perf.data, symbols from {vmlinux}\n" + body)
+        summ = summarize_profile(rows)
+        if not summ["total"]:
+            summ["error"] = "no samples of the benchmark's tasks"
+        elif summ["unresolved"] * 2 > summ["kernel"]:
+            summ["error"] = (f"{summ['unresolved']} of {summ['kernel']} "
+                             "kernel samples match no symbol of the vmlinux "
+                             "(not the kernel that ran?)")
+        out[name] = summ
+    return out
+
+
+def profile_md(prof, meta):
+    """report.md section: per N, the top kernel symbols of each method."""
+    md = ["## Profiles: where the batching benchmark's time goes", "",
+          "`perf record -e cpu-clock -a` in the guest "
+          f"({meta.get('profile', '')}), of one `modwait -n N -u` run per N, "
+          "split into one profile per method at the end of each case; "
+          "kernel symbols resolved on the host against the bench kernel's "
+          "vmlinux (`perf report --vmlinux ... --sort comm,sym`, full "
+          "output in `profile-*.txt`).  Shares are of the samples of the "
+          "benchmark's own tasks (modwait and any io_uring worker), user "
+          "space included; idle and other tasks are left out.", ""]
+    by_n = {}
+    for name in prof:
+        m = re.match(r"^modwait-n(\d+)-(\S+)$", name)
+        n, method = (m.group(1), m.group(2)) if m else ("?", name)
+        by_n.setdefault(n, []).append((method, name))
+    for n in sorted(by_n, key=lambda v: int(v) if v.isdigit() else 0):
+        cols = by_n[n]
+        md += [f"### N = {n}", "",
+               "| | " + " | ".join(m for m, _ in cols) + " |",
+               "| ---: | " + " | ".join("---" for _ in cols) + " |"]
+        cells = []
+        for _, name in cols:
+            p = prof[name]
+            if p.get("error") and not p.get("total"):
+                cells.append(f"**failed:** {p['error']}")
+            else:
+                cells.append(f"{p['total']} samples, kernel "
+                             f"{100.0 * p['kernel'] / p['total']:.1f}%")
+        md.append("| samples | " + " | ".join(cells) + " |")
+        for i in range(10):
+            row = []
+            for _, name in cols:
+                top = prof[name].get("top") or []
+                if i < len(top):
+                    sym, cnt = top[i]
+                    row.append(f"`{sym}` {100.0 * cnt / prof[name]['total']:.1f}%")
+                else:
+                    row.append("")
+            md.append(f"| {i + 1} | " + " | ".join(row) + " |")
+        md.append("")
+    return md
+
+
 def main():
     log, outdir = sys.argv[1], sys.argv[2]
     base = os.environ.get("BENCH_BASE", "?")
     accel = os.environ.get("BENCH_ACCEL", "?")
     date = os.environ.get("BENCH_DATE", "?")
     source = os.environ.get("BENCH_SOURCE_VERSION", "?")
-    meta, sections = parse(log)
+    kconfig = os.environ.get("BENCH_KCONFIG", "?")
+    meta, sections, profiles = parse(log)
     os.makedirs(outdir, exist_ok=True)
     ctx = {"base": base, "uname": meta.get("uname", "?"),
+           "kconfig": kconfig.split(" (")[0],
            "vcpus": meta.get("cpus", "?"), "accel": accel, "date": date}
     # The series' commit: a number is only good for the build it came from.
     commit = os.environ.get("BENCH_COMMIT") or git_commit()
-    header = (f"base {base} ({source}), kernel {ctx['uname']}, "
+    header = (f"base {base} ({source}), kernel {ctx['uname']} "
+              f"({ctx['kconfig']}), "
               f"{ctx['vcpus']} vCPUs, {accel.upper()}, {date}; "
               f"commit {commit}; {meta.get('params', '')}")
     failed = [n for n, s in sections.items() if s["rc"] != 0]
+    prof = do_profiles(profiles, outdir, header)
+    failed += [f"profile {n} ({p['error']})" for n, p in prof.items()
+               if p.get("error")]
+    # profiles asked for (bench-profile: nfds=1 8 ...) but none came back
+    if re.match(r"nfds=\S", meta.get("profile", "")) and not profiles:
+        failed.append("profiles (none came back)")
 
     # --- wake -----------------------------------------------------------
     wake = {}
@@ -208,6 +384,20 @@ def main():
     md = [f"# epoll series benchmarks: {base}", "", f"_{header}_", ""]
     if failed:
         md += [f"**Failed runs: {', '.join(sorted(failed))}**", ""]
+    md += ["## Kernel", "",
+           f"`{ctx['uname']}`, built with the {kconfig}; its .config is "
+           "`kernel.config`.  Like a distribution's kernel (Debian 12's "
+           "values, see the fragments' comments): SLUB, HZ=250, "
+           "PREEMPT_VOLUNTARY, -O2 and, on 6.12, Debian's CPU "
+           "vulnerability mitigations and hardening.", ""]
+    if meta["vuln"]:
+        md += ["CPU vulnerability mitigations in effect in the guest "
+               "(/sys/devices/system/cpu/vulnerabilities; they depend on "
+               "the CPU QEMU emulates):", "",
+               "| vulnerability | state |", "| --- | --- |"]
+        md += [f"| {v.split(': ', 1)[0]} | {v.split(': ', 1)[-1]} |"
+               for v in meta["vuln"]]
+        md.append("")
     for src in sorted({s for s, _ in wake}):
         rows = {mode: wake.get((src, mode)) for mode in MODES}
         allrow = rows.get("all") or {}
@@ -263,6 +453,8 @@ def main():
             md.append(f"| {r['call']} | {r['clock']} | {r['request_us']} us | "
                       f"{r['median_over_us']} us | {r['p99_over_us']} us |")
         md.append("")
+    if prof:
+        md += profile_md(prof, meta)
     with open(os.path.join(outdir, "report.md"), "w") as f:
         f.write("\n".join(md))
 

@@ -3,16 +3,25 @@
 #
 # bench.sh: the whole "make bench" job, for every base in $BASES.
 #
-# Boots the same patched kernels as make test, runs every benchmark in the
-# guest under perf stat (software events: TCG has no PMU), and writes
-# results/<base>/: CSV files, report.md and PNG plots.
+# Builds a third kernel per base from the same patched source, the bench
+# kernel (build/<base>-bench: tinyconfig plus the fragments of make test,
+# then kernel-config/bench.config and bench-<base>.config, which make it
+# resemble a distribution's), boots it, runs every benchmark in the guest
+# under perf stat (software events: TCG has no PMU), records a cpu-clock
+# profile of each bench/modwait method at N=1 and N=8 and resolves its
+# kernel samples here against the bench kernel's vmlinux, and writes
+# results/<base>/: CSV files, report.md, PNG plots, the profiles and the
+# kernel's .config.
 #
 # Parameters (environment): BENCH_QUICK=1 for a short smoke run;
 # BENCH_THREADS, BENCH_EVENTS, BENCH_INTERVAL (us), BENCH_REPEAT (perf stat
 # -r), BENCH_SOURCES ("pipe eventfd tcp"), BENCH_MODWAIT_ARGS,
-# BENCH_TIMEOUT_ARGS.  Defaults are the seed's: 100 threads, 20000 events,
-# 100 us apart, 3 repeats.
+# BENCH_TIMEOUT_ARGS, BENCH_PROFILE_NFDS ("1 8"), BENCH_PROFILE_SECS (2 s
+# per method), BENCH_PROFILE_FREQ (1000 Hz).  Defaults are the seed's: 100
+# threads, 20000 events, 100 us apart, 3 repeats.
 
+# the bench kernels: lib.sh picks build/<base>-bench from BENCH
+export BENCH=1
 . "$(dirname "$0")/lib.sh"
 
 # One compound command: bash reads it all before running it, so editing
@@ -27,37 +36,51 @@ mkdir -p "$BUILD"
 export BOOT_TIMEOUT=${BOOT_TIMEOUT:-14400}
 
 run_step "$BUILD/logs/deps-bench.log" "deps: apt packages" "$S/deps.sh" bench || exit 1
-STEP_BASE=6.12 run_step "$BUILD/6.12/logs/source.log" "6.12: source" \
+STEP_BASE=6.12$VARIANT run_step "$(bdir 6.12)/logs/source.log" "6.12: source" \
 	"$S/kernel.sh" source 6.12 || exit 1
 
 rc=0
 for b in $BASES; do
-	mkdir -p "$BUILD/$b/logs"
-	STEP_BASE=$b
+	d=$(bdir "$b")
+	mkdir -p "$d/logs"
+	STEP_BASE=$b$VARIANT
 	base_source "$b"
 	st=$?
 	if [ $st = 3 ]; then
-		echo "!!! $b was SKIPPED, no results written: $(cat "$BUILD/$b/skip-reason")"
+		echo "!!! $b was SKIPPED, no results written: $(cat "$d/skip-reason")"
 		continue
 	fi
 	[ $st = 0 ] || { rc=1; continue; }
 	build_base "$b" &&
-	run_step "$BUILD/$b/logs/initramfs-bench.log" "$b: initramfs with perf" \
+	run_step "$d/logs/initramfs-bench.log" "$b$VARIANT: initramfs with perf" \
 		"$S/guest.sh" initramfs "$b" bench &&
-	run_step "$BUILD/$b/logs/bench.log" "$b: benchmarks in QEMU" \
+	run_step "$d/logs/bench.log" "$b$VARIANT: benchmarks in QEMU" \
 		"$S/guest.sh" boot "$b" bench || { rc=1; continue; }
 
 	out=$RESULTS/$b
-	rm -rf "$out"
+	# results/<base> also holds make stress's stress.txt: replace only
+	# what make bench writes
 	mkdir -p "$out"
+	find "$out" -mindepth 1 -maxdepth 1 ! -name stress.txt -exec rm -rf {} +
+	cp "$d/obj/.config" "$out/kernel.config"
+	# the fragments kernel.sh merged, in its order
+	frags=$(load_base "$b"
+		for f in common "$b" $EXTRA_FRAGMENTS; do
+			[ -f "$TOP/kernel-config/$f.config" ] && printf ' %s' "$f.config"
+		done)
 	BENCH_BASE=$b \
-	BENCH_ACCEL=$(sed -n 's/^accel=//p' "$BUILD/$b/run-bench/summary") \
+	BENCH_ACCEL=$(sed -n 's/^accel=//p' "$d/run-bench/summary") \
 	BENCH_DATE=$(date -u +%Y-%m-%dT%H:%MZ) \
-	BENCH_SOURCE_VERSION="$(cat "$BUILD/$b/source-version")" \
-	run_step "$BUILD/$b/logs/bench-report.log" "$b: report" \
-		python3 "$S/bench-report.py" "$BUILD/$b/run-bench/results.log" "$out" ||
+	BENCH_SOURCE_VERSION="$(cat "$d/source-version")" \
+	BENCH_KCONFIG="bench config (build/$b$VARIANT, kernel-config/:$frags)" \
+	BENCH_VMLINUX=$d/obj/vmlinux \
+	BENCH_PROFILE_DIR=$d/run-bench/profile \
+	run_step "$d/logs/bench-report.log" "$b$VARIANT: report and profiles" \
+		python3 "$S/bench-report.py" "$d/run-bench/results.log" "$out" ||
 		rc=1
-	cp "$BUILD/$b/run-bench/results.log" "$out/guest-output.txt"
+	# the profiles' perf.data went to $d/run-bench/profile; not their base64
+	sed '/^=== profile-data: /,/^=== profile-end: /{/^=== profile-/!d}' \
+		"$d/run-bench/results.log" >"$out/guest-output.txt"
 	msg "$b: results in $out"
 done
 echo

@@ -127,13 +127,16 @@ do_benches() {
 # --- initramfs ---------------------------------------------------------
 
 # Bench parameters: the seed's (100 threads, 20000 events, 100 us), or a
-# quick smoke-test set with BENCH_QUICK=1.
+# quick smoke-test set with BENCH_QUICK=1.  The profiles: one modwait run
+# per N of BENCH_PROFILE_NFDS (empty: none), BENCH_PROFILE_SECS per method,
+# sampled at BENCH_PROFILE_FREQ Hz.
 write_bench_params() {
 	local quick=${BENCH_QUICK:-0}
 
 	if [ "$quick" = 1 ]; then
 		: "${BENCH_THREADS:=8}" "${BENCH_EVENTS:=400}" "${BENCH_REPEAT:=1}"
 		: "${BENCH_MODWAIT_ARGS:=-r 1 -n 1,8,64 -u}" "${BENCH_TIMEOUT_ARGS:=-k 20}"
+		: "${BENCH_PROFILE_SECS:=0.5}"
 	fi
 	cat <<-EOF
 	THREADS=${BENCH_THREADS:-100}
@@ -144,6 +147,9 @@ write_bench_params() {
 	SOURCES="${BENCH_SOURCES:-pipe eventfd tcp}"
 	MODWAIT_ARGS="${BENCH_MODWAIT_ARGS:--n 1,8,64 -u}"
 	TIMEOUT_ARGS="${BENCH_TIMEOUT_ARGS:-}"
+	PROFILE_NFDS="${BENCH_PROFILE_NFDS-1 8}"
+	PROFILE_SECS=${BENCH_PROFILE_SECS:-2}
+	PROFILE_FREQ=${BENCH_PROFILE_FREQ:-1000}
 	EOF
 }
 

@@ -21,18 +21,30 @@ DEBUG=${DEBUG:-0}
 # gcov on the objects the series changes, scripts/bases/*.conf's
 # COVERAGE_OBJS): build/BASE-coverage, same shared source.
 COVERAGE=${COVERAGE:-0}
-if [ "$DEBUG" = 1 ] && [ "$COVERAGE" = 1 ]; then
-	echo "DEBUG=1 and COVERAGE=1 select different kernels: pick one" >&2
+# BENCH=1 selects the benchmark kernels (kernel-config/bench*.config: a
+# distribution's allocator, tick, preemption model and, on 6.12, entry
+# mitigations), which only make bench builds: build/BASE-bench, same
+# shared source.
+BENCH=${BENCH:-0}
+_n=0
+for _v in "$DEBUG" "$COVERAGE" "$BENCH"; do
+	[ "$_v" = 1 ] && _n=$((_n + 1))
+done
+if [ $_n -gt 1 ]; then
+	echo "DEBUG=1, COVERAGE=1 and BENCH=1 select different kernels: pick one" >&2
 	exit 2
 fi
+unset _n _v
 if [ "$DEBUG" = 1 ]; then
 	VARIANT=-debug
 elif [ "$COVERAGE" = 1 ]; then
 	VARIANT=-coverage
+elif [ "$BENCH" = 1 ]; then
+	VARIANT=-bench
 else
 	VARIANT=
 fi
-export DEBUG COVERAGE
+export DEBUG COVERAGE BENCH
 
 # bdir BASE: the build directory of BASE's kernel of the current variant.
 bdir() { echo "$BUILD/$1$VARIANT"; }
@@ -92,6 +104,7 @@ load_base() {
 		QEMU_MEM=$QEMU_MEM_DEBUG
 	fi
 	[ "$COVERAGE" = 1 ] && EXTRA_FRAGMENTS="coverage"
+	[ "$BENCH" = 1 ] && EXTRA_FRAGMENTS="bench bench-$base"
 	return 0
 }
 

@@ -27,44 +27,28 @@ for f in $(quilt files "$name"); do
 done
 sed -i -e "s|^--- a//dev/null|--- /dev/null|" "$body"
 
-python3 - "$patch" "$body" <<'PY'
-import re, sys
-patch, body = sys.argv[1], open(sys.argv[2]).read()
+# The diffstat exactly as git format-patch prints it: from a scratch
+# repository holding the old files, with the body applied and committed.
+repo=$(mktemp -d)
+trap 'rm -f "$body"; rm -rf "$repo"' EXIT
+git -C "$repo" init -q
+for f in $(quilt files "$name"); do
+	if [ -s "$pc/$f" ]; then
+		mkdir -p "$repo/$(dirname "$f")"
+		cp "$pc/$f" "$repo/$f"
+	fi
+done
+git -C "$repo" add -A >/dev/null 2>&1
+git -C "$repo" -c user.name=x -c user.email=x@x commit -q --allow-empty -m base
+git -C "$repo" apply --index "$body"
+git -C "$repo" -c user.name=x -c user.email=x@x commit -q -m new
+stat=$(git -C "$repo" show --stat=72 --format= HEAD)
+
+python3 - "$patch" "$body" "$stat" <<'PY'
+import sys
+patch, body, stat = sys.argv[1], open(sys.argv[2]).read(), sys.argv[3]
 text = open(patch).read()
 head = text[:text.index("\n---\n") + 5]
-# The diffstat as git format-patch prints it
-files, cur = [], None
-for line in body.splitlines():
-    m = re.match(r"diff --git a/(\S+) b/", line)
-    if m:
-        cur = [m.group(1), 0, 0]
-        files.append(cur)
-    elif line.startswith("+") and not line.startswith("+++ "):
-        cur[1] += 1
-    elif line.startswith("-") and not line.startswith("--- "):
-        cur[2] += 1
-w = max(len(f[0]) for f in files)
-d = max(len(str(f[1] + f[2])) for f in files)
-maxch = max(f[1] + f[2] for f in files)
-room = max(72 - w - d - 4, 10)
-stat = ""
-for name, add, rm in files:
-    n = add + rm
-    if maxch > room:
-        a2 = add * room // maxch if add else 0
-        r2 = rm * room // maxch if rm else 0
-        a2 = max(a2, 1) if add else 0
-        r2 = max(r2, 1) if rm else 0
-    else:
-        a2, r2 = add, rm
-    stat += " %-*s | %*d %s\n" % (w, name, d, n, "+" * a2 + "-" * r2)
-ins = sum(f[1] for f in files)
-dels = sum(f[2] for f in files)
-summ = " %d file%s changed" % (len(files), "" if len(files) == 1 else "s")
-if ins:
-    summ += ", %d insertion%s(+)" % (ins, "" if ins == 1 else "s")
-if dels:
-    summ += ", %d deletion%s(-)" % (dels, "" if dels == 1 else "s")
-open(patch, "w").write(head + stat + summ + "\n\n" + body)
+open(patch, "w").write(head + stat.strip("\n") + "\n\n" + body)
 PY
 echo "refreshed $patch"
