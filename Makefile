@@ -15,7 +15,7 @@
 SHELL := /bin/bash
 export BASES KSRC KSRC_612 ACCEL JOBS DEBUG STRESS_SECS
 
-.PHONY: test bench stress check-patches clean distclean mutants coverage
+.PHONY: test bench stress check-patches postings clean distclean mutants coverage
 
 # BASES_ORIGIN tells test.sh whether BASES was narrowed on purpose (on
 # this command line) or inherited from the environment.
@@ -32,6 +32,11 @@ stress:
 # make test.  CHECK_BISECT=1 also builds every prefix of each series (slow).
 check-patches:
 	@scripts/check-patches.sh $(BASES)
+
+# Regenerate posting/<base>/<topic>/ and patches/man-pages/ (check-patches
+# fails when they are out of date).
+postings:
+	@scripts/posting.sh $(BASES) && scripts/man-pages-patches.sh
 
 # Mutation testing of the selftests: selftests/mutants/<base>/*.patch, each
 # applied, built, booted and reversed in turn (build/mutants); writes

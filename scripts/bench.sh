@@ -81,6 +81,10 @@ for b in $BASES; do
 	# the profiles' perf.data went to $d/run-bench/profile; not their base64
 	sed '/^=== profile-data: /,/^=== profile-end: /{/^=== profile-/!d}' \
 		"$d/run-bench/results.log" >"$out/guest-output.txt"
+	# the nginx scenario, results/<base>/nginx.md (BENCH_NGINX=0: skip it)
+	if [ "${BENCH_NGINX:-1}" = 1 ]; then
+		"$S/bench-nginx.sh" run "$b" || rc=1
+	fi
 	msg "$b: results in $out"
 done
 echo

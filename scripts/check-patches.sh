@@ -198,6 +198,7 @@ check_base() {
 		echo "$b: git am tree $t1 differs from the quilt tree $t2"
 		bad=1
 	fi
+	"$TOP/scripts/check-syscall-tables.sh" "$b" "$BUILD/$b/src" || bad=1
 	if [ "${CHECK_BISECT:-0}" = 1 ]; then
 		bisect_builds "$b" || bad=1
 	fi
@@ -207,5 +208,7 @@ check_base() {
 for b in ${*:-${BASES:-v3.19 6.12}}; do
 	check_base "$b" || rc=1
 done
+"$TOP/scripts/posting.sh" --check ${*:-${BASES:-v3.19 6.12}} || rc=1
+"$TOP/scripts/man-pages-patches.sh" --check || rc=1
 exit $rc
 }

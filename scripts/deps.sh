@@ -41,14 +41,21 @@ python3:python3
 busybox-static:/bin/busybox
 qemu-system-x86:qemu-system-x86_64
 gcc-multilib:/usr/lib32/libc.a
+libc6-dev-x32:/usr/libx32/libc.a
 linux-source-6.12:/usr/src/linux-source-6.12.tar.xz
 mandoc:mandoc
 groff-base:groff
+bsdextrautils:col
 "
 NEED_BENCH="
 gnuplot-nox:gnuplot
 linux-perf:perf
 liburing-dev:/usr/include/liburing.h
+"
+# make bench's nginx scenario, and make test's nginx smoke with NGINX_SMOKE=1
+NEED_NGINX="
+nginx-light:/usr/sbin/nginx
+apache2-utils:ab
 "
 
 missing() {
@@ -73,7 +80,8 @@ busybox_ok() {
 
 job=${1:-test}
 list=$NEED_TEST
-[ "$job" = bench ] && list="$NEED_TEST $NEED_BENCH"
+[ "$job" = bench ] && list="$NEED_TEST $NEED_BENCH $NEED_NGINX"
+[ "$job" = test ] && [ "${NGINX_SMOKE:-0}" = 1 ] && list="$list $NEED_NGINX"
 # shellcheck disable=SC2086
 pkgs=$(missing $list | sort -u)
 busybox_ok || pkgs="$pkgs busybox-static"

@@ -51,17 +51,24 @@ gen_uapi_header() {
 	} >"$out"
 }
 
-# gen_syscall_nr NAME: __NR_NAME for whichever ABI includes the header.
+# gen_syscall_nr NAME: __NR_NAME for whichever ABI includes the header:
+# x86_64, i386, or x32 (__x86_64__ with __ILP32__), whose number the
+# installed unistd_x32.h gives as (__X32_SYSCALL_BIT + N), the bit's value
+# from the installed <asm/unistd.h>.
 gen_syscall_nr() {
-	local name=$1 nr64 nr32
+	local name=$1 nr64 nr32 nrx32 bit
 
 	nr64=$(sed -n "s/^#define __NR_$name[[:space:]]\{1,\}\([0-9]\{1,\}\).*/\1/p" "$HDR/include/asm/unistd_64.h")
 	nr32=$(sed -n "s/^#define __NR_$name[[:space:]]\{1,\}\([0-9]\{1,\}\).*/\1/p" "$HDR/include/asm/unistd_32.h")
-	if [ -z "$nr64" ] || [ -z "$nr32" ]; then
-		echo "$HDR/include/asm/unistd_{64,32}.h do not define __NR_$name" >&2
+	nrx32=$(sed -n "s/^#define __NR_$name[[:space:]]\{1,\}(__X32_SYSCALL_BIT[[:space:]]*+[[:space:]]*\([0-9]\{1,\}\)).*/\1/p" "$HDR/include/asm/unistd_x32.h")
+	bit=$(sed -n "s/^#define __X32_SYSCALL_BIT[[:space:]]\{1,\}\(0x[0-9a-fA-F]\{1,\}\).*/\1/p" "$HDR/include/asm/unistd.h")
+	if [ -z "$nr64" ] || [ -z "$nr32" ] || [ -z "$nrx32" ] || [ -z "$bit" ]; then
+		echo "$HDR/include/asm/unistd{_64,_32,_x32,}.h do not define __NR_$name (x32: __X32_SYSCALL_BIT + N) and __X32_SYSCALL_BIT" >&2
 		return 1
 	fi
-	echo "#ifdef __x86_64__"
+	echo "#if defined(__x86_64__) && defined(__ILP32__)"
+	echo "#define __NR_$name ($bit + $nrx32)"
+	echo "#elif defined(__x86_64__)"
 	echo "#define __NR_$name $nr64"
 	echo "#else"
 	echo "#define __NR_$name $nr32"
@@ -90,12 +97,15 @@ do_selftests() {
 	gen_uapi_header "$gen/epoll_uapi.h" || exit 1
 	cat "$gen/epoll_uapi.h"
 	: >"$out/list"
-	# Every test also runs as a 32-bit binary, through the compat entries.
+	# Every test also runs as an i386 binary (_32), through the compat
+	# entries, and as an x32 one (_x32): the x86_64 entries, as a compat
+	# task (in_compat_syscall()) with 32-bit pointers and 64-bit time_t.
 	for src in "$TOP"/selftests/*.c; do
 		name=$(basename "$src" .c)
 		build_selftest "$src" "$out/$name" -m64 || exit 1
 		build_selftest "$src" "$out/${name}_32" -m32 || exit 1
-		echo "$name ${name}_32" >>"$out/list"
+		build_selftest "$src" "$out/${name}_x32" -mx32 || exit 1
+		echo "$name ${name}_32 ${name}_x32" >>"$out/list"
 	done
 	ls -l "$out"
 }
@@ -166,11 +176,11 @@ add_perf() {
 }
 
 # The race stress's planted faults (-F): each must fail the check named
-# after it, at both ABIs (see scripts/guest/run-selftests).
+# after it, at every ABI (see scripts/guest/run-selftests).
 write_xfail() {
 	local abi
 
-	for abi in "" _32; do
+	for abi in "" _32 _x32; do
 		echo "xfail_race_drop$abi|epoll_race_stress$abi -d 2 -t 5 -F drop|^not ok 3 no-churn: stranded=[1-9][0-9]* of written="
 		echo "xfail_race_dup$abi|epoll_race_stress$abi -d 2 -t 5 -F dup|^not ok 4 tokens exactly once: .* dup=[1-9][0-9]* missing=0 bogus=0\$"
 		echo "xfail_race_hang$abi|epoll_race_stress$abi -d 2 -t 5 -F hang|^not ok 6 watchdog: no thread hung"
@@ -197,6 +207,10 @@ do_initramfs() {
 		cp "$TOP/scripts/guest/run-bench" "$root/jobs/bench"
 		write_bench_params >"$root/bench/params"
 		add_perf "$root"
+	elif [ "$job" = nginx ]; then
+		# make bench's nginx scenario (scripts/bench-nginx.sh)
+		add_perf "$root"
+		"$TOP/scripts/bench-nginx.sh" pack "$base" "$root" || exit 1
 	elif [ "$job" = stress ]; then
 		cp "$TOP/scripts/guest/run-stress" "$root/jobs/stress"
 		cp -a "$GUEST/selftests/." "$root/selftests/"
@@ -206,6 +220,11 @@ do_initramfs() {
 		cp -a "$GUEST/selftests/." "$root/selftests/"
 		cp "$TOP/scripts/guest/bench-smoke" "$root/selftests/bench_smoke"
 		echo bench_smoke >>"$root/selftests/list"
+		# the nginx smoke (scripts/bench-nginx.sh), only with NGINX_SMOKE=1
+		if [ "${NGINX_SMOKE:-0}" = 1 ]; then
+			"$TOP/scripts/bench-nginx.sh" pack "$base" "$root" smoke || exit 1
+			echo nginx_smoke >>"$root/selftests/list"
+		fi
 		write_xfail >"$root/selftests/xfail"
 	fi
 	chmod +x "$root/jobs/"*

@@ -128,7 +128,7 @@ for b in $BASES; do
 	res=$(bdir "$b")/run-selftests/results.log
 	[ -f "$res" ] || continue
 	awk -v b="$b" '/^# selftests: epoll: / { bin = $4 }
-		bin !~ /_32$/ && sub(/^[# ]*spread: /, "") { print "  " b "  " $0 }' "$res"
+		bin !~ /_x?32$/ && sub(/^[# ]*spread: /, "") { print "  " b "  " $0 }' "$res"
 done
 echo
 echo "stage timings (seconds):"

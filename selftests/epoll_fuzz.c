@@ -114,8 +114,9 @@
  *    fields say;
  *  - the wait: EINTR, or EFAULT only when the events buffer's first slot
  *    cannot be written (NULL, unmapped, read-only; a kernel address on
- *    the _32 binary); no events without a spec, and no more than the
- *    buffer can hold (one for a buffer whose second slot is unmapped);
+ *    the _32 and _x32 binaries); no events without a spec, and no more
+ *    than the buffer can hold (one for a buffer whose second slot is
+ *    unmapped);
  *  - epoll_wait() on a number that is never open gives EBADF, on a
  *    stable fd that is not an epoll instance EINVAL;
  *  - a wait returns at most maxevents events, and no reported event has
@@ -134,8 +135,8 @@
  * always has a signal mask that lets SIGUSR1 in (when the mask can be
  * read), with a SIGUSR1 raised just before the call: its wait returns at
  * once.  Invalid timeouts are tried freely.  The oracle assumes that the
- * _32 binary runs under a 64-bit kernel (as the guest does), where
- * access_ok() lets its kernel-address class through.
+ * _32 and _x32 binaries run under a 64-bit kernel (as the guest does),
+ * where access_ok() lets their kernel-address class through.
  *
  * Options:
  *   -s SEED   seed (default: time and pid); printed in the output
@@ -477,7 +478,7 @@ static void *class_ptr(enum ptr_class c, struct region *rg, size_t objsz)
 	case P_MISALIGNED:
 		return rg->base + 1;
 	case P_KERNEL:
-#ifdef __x86_64__
+#ifdef __LP64__	/* x32's pointers are 32 bits: it gets the top page */
 		return (void *)0xffffffff81000000UL;
 #else
 		return (void *)0xfffff000UL;	/* top page: never user memory */
@@ -1662,14 +1663,14 @@ static void spec_clean(const struct worker *w, const struct mw_call *m)
 /*
  * Whether access_ok() refuses a pointer of class @c (for any size the
  * fuzzer passes).  The x86_64 build's kernel address is refused; the
- * 32-bit build's, 0xfffff000, is below the 47-bit limit that the 64-bit
- * kernels of both bases apply to a compat task too (the 32-bit build
- * never runs under a 32-bit kernel), so only reading or writing it
- * faults.  Every other class is a user address.
+ * i386 and x32 builds', 0xfffff000, is below the 47-bit limit that the
+ * 64-bit kernels of both bases apply to a compat task too (the 32-bit
+ * builds never run under a 32-bit kernel), so only reading or writing
+ * it faults.  Every other class is a user address.
  */
 static bool access_refused(enum ptr_class c)
 {
-#ifdef __x86_64__
+#ifdef __LP64__
 	return c == P_KERNEL;
 #else
 	return false;

@@ -1968,7 +1968,7 @@ enum mem {
 	MEM_RO,		/* in page 3 */
 	MEM_CROSS_RO,	/* page 2 into page 3 */
 	MEM_BIG,	/* cmds: EPOLL_MOD_MAX_CMDS + 1 ADDs; events: static */
-	MEM_KERNEL,	/* an address access_ok() refuses (64-bit only) */
+	MEM_KERNEL,	/* an address access_ok() refuses (not i386) */
 };
 
 /* What the bytes of a spec larger than this kernel's look like. */
@@ -2077,7 +2077,11 @@ FIXTURE_VARIANT_ADD(args, cmds_readonly) {
 FIXTURE_VARIANT_ADD(args, cmds_cross_readonly) {
 	.err = EFAULT, .ran = true, .cmds = MEM_CROSS_RO,
 };
-#ifdef __x86_64__
+/*
+ * cmds is a pointer argument: only x86_64 can name a kernel address there.
+ * i386's and x32's pointers are 32 bits, all below access_ok()'s limit.
+ */
+#ifdef __LP64__
 FIXTURE_VARIANT_ADD(args, cmds_kernel) { .err = EFAULT, .cmds = MEM_KERNEL };
 FIXTURE_VARIANT_ADD(args, order_cmds_range_then_epfd) {
 	.err = EFAULT, .cmds = MEM_KERNEL, .epfd = EPFD_MINUS_ONE,
@@ -2134,6 +2138,7 @@ FIXTURE_VARIANT_ADD(args, events_null) {
 FIXTURE_VARIANT_ADD(args, events_unmapped) {
 	.err = EFAULT, .ran = true, .events = MEM_UNMAPPED,
 };
+/* events is a 64-bit field: x32 names the kernel address as x86_64 does */
 #ifdef __x86_64__
 FIXTURE_VARIANT_ADD(args, events_kernel) {
 	.err = EFAULT, .events = MEM_KERNEL,
@@ -2347,7 +2352,7 @@ FIXTURE_VARIANT_ADD(args, ok_boottime)	{ .ret = 1, CLOCK(CLOCK_BOOTTIME) };
  */
 static struct epoll_event static_ev[4];
 
-/* A kernel address, which access_ok() refuses (x86_64 only). */
+/* A kernel address, which access_ok() refuses (x86_64 and x32). */
 #define KERNEL_ADDR	0xffff888000000000ULL
 
 FIXTURE_SETUP(args)
