@@ -168,8 +168,8 @@ generate() {
 		# (the notes in the default ref, refs/notes/commits, so that
 		# format-patch heads them "Notes:" as in patches/)
 		(cd "$r" && GIT_COMMITTER_DATE=$date GIT_COMMITTER_NAME=$name \
-			GIT_COMMITTER_EMAIL=$email git \
-			format-patch -q -n --cover-letter --base="$root" --zero-commit \
+			GIT_COMMITTER_EMAIL=$email git -c core.abbrev=9 \
+			format-patch -q -n --abbrev=9 --cover-letter --base="$root" --zero-commit \
 			--no-signature --notes -o "$out/$topic" "$first^..$last") || return 1
 		subj=$(head -n 1 "$cover")
 		[ -n "$subj" ] && [ -z "$(sed -n 2p "$cover")" ] ||
