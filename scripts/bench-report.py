@@ -527,17 +527,56 @@ def modwait_md(modwait, runs):
     return md
 
 
+def wide_range(values, factor=10):
+    """True when the positive values span more than FACTOR (or some are 0
+    next to positive ones): a linear axis would hide the small ones."""
+    pos = [v for v in values if v > 0]
+    if not pos:
+        return False
+    return max(pos) / min(pos) > factor or len(pos) < len(values)
+
+
+def axis(log, label):
+    """gnuplot lines for a y axis, logarithmic when LOG; on a log axis a 0
+    cannot be drawn, so the using-expression shows it at 0.5 and says so."""
+    if not log:
+        return f'set ylabel "{label}"\nunset logscale y\nset yrange [0:*]\n'
+    return (f'set ylabel "{label} (log scale; 0 drawn at 0.5)"\n'
+            'set logscale y\nset yrange [0.4:*]\n')
+
+
+def ycol(col, log):
+    return f"(${col} > 0 ? ${col} : 0.5)" if log else col
+
+
 def plot(outdir, header, wake):
-    """Per-mode bars and per-thread distributions, one pair per source."""
+    """Per-mode bars and per-thread distributions, one pair per source.
+    Values that span orders of magnitude (wake-all's and exclusive's
+    context switches or per-thread counts next to round-robin's) go on a
+    log axis, or the small ones are invisible."""
     for src in sorted({s for s, _ in wake}):
         dat = os.path.join(outdir, f"wake-{src}.dat")
+        tclk, csw = [], []
         with open(dat, "w") as f:
             f.write(f"# {header}\n# mode task_clock_ms context_switches\n")
             for mode in MODES:
                 row = wake.get((src, mode)) or {}
                 p = row.get("perf") or {}
+                tclk.append(float(p.get("task-clock") or 0))
+                csw.append(float(p.get("context-switches") or 0))
                 f.write(f"{mode} {p.get('task-clock') or 0} "
                         f"{p.get('context-switches') or 0}\n")
+        per_thread = []
+        for mode in MODES:
+            for line in (wake.get((src, mode)) or {}).get("dist") or []:
+                f = line.split()
+                if len(f) >= 2:
+                    try:
+                        per_thread.append(float(f[1]))
+                    except ValueError:
+                        pass
+        log_csw, log_tclk = wide_range(csw), wide_range(tclk)
+        log_dist = wide_range(per_thread)
         title = header.replace('"', "'").split(";")[0].split("), ", 1)[-1]
         title = f"{src} source, {title}"
         script = f"""
@@ -548,19 +587,21 @@ set style data histograms
 set style fill solid 0.7 border -1
 set boxwidth 0.7
 set grid ytics
-set yrange [0:*]
 set title "context switches"
-plot "{dat}" using 3:xtic(1) notitle lc rgb "#4477aa"
+{axis(log_csw, "context switches")}
+plot "{dat}" using {ycol(3, log_csw)}:xtic(1) notitle lc rgb "#4477aa"
 set title "task-clock (ms)"
-plot "{dat}" using 2:xtic(1) notitle lc rgb "#cc6677"
+{axis(log_tclk, "ms")}
+plot "{dat}" using {ycol(2, log_tclk)}:xtic(1) notitle lc rgb "#cc6677"
 unset multiplot
 set output "{outdir}/dist-{src}.png"
 set title "events consumed per thread: {title}"
 set style data linespoints
 set xlabel "thread"
-set ylabel "events consumed"
+{axis(log_dist, "events consumed")}
 plot """ + ", ".join(
-            f'"{outdir}/dist-{src}-{mode}.dat" using 1:2 title "{mode}" pt 7 ps 0.5'
+            f'"{outdir}/dist-{src}-{mode}.dat" using 1:{ycol(2, log_dist)} '
+            f'title "{mode}" pt 7 ps 0.5'
             for mode in MODES) + "\n"
         subprocess.run(["gnuplot"], input=script, text=True, check=False)
 

@@ -12,6 +12,8 @@
 #     patch; toolchain build fixes are checked without --strict; whatever
 #     checkpatch still reports must be waived, with a reason, in the
 #     patch notes (" - TYPE: why", below the "---");
+#   - the selftest patches are what scripts/selftest-patches.sh generates
+#     from selftests/, and the tests build in the tree of "git am";
 #   - with CHECK_BISECT=1 (slow, not in CI), every prefix of the series
 #     builds a bzImage.
 #
@@ -199,6 +201,8 @@ check_base() {
 		bad=1
 	fi
 	"$TOP/scripts/check-syscall-tables.sh" "$b" "$BUILD/$b/src" || bad=1
+	# the selftest patches are what selftests/ generates, and compile
+	"$TOP/scripts/selftest-patches.sh" --check "$b" || bad=1
 	if [ "${CHECK_BISECT:-0}" = 1 ]; then
 		bisect_builds "$b" || bad=1
 	fi

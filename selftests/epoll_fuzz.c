@@ -2299,15 +2299,15 @@ static void *worker_fn(void *arg)
 	while (!atomic_load(&stop) && (!w->budget || n++ < w->budget)) {
 		unsigned int dice = below(&w->rng, 100);
 
-		if (dice < 35)
+		if (dice < 35) {
 			fuzz_ctl(w);
-		else if (dice < 75)
+		} else if (dice < 75) {
 			fuzz_modwait(w);
-		else if (dice < 82)
+		} else if (dice < 82) {
 			fuzz_wait(w);
-		else if (dice < 97)
+		} else if (dice < 97) {
 			fuzz_io(w);
-		else {
+		} else {
 			w->calls[C_RECYCLE]++;
 			recycle(&w->rng, below(&w->rng, POOL_SIZE));
 		}

@@ -1847,8 +1847,8 @@ TEST_F_TIMEOUT(signals, mask_restored, TEST_TIMEOUT_S)
 /*
  * epoll_pwait() itself, which the clock patch reroutes through the same
  * mask helpers as epoll_mod_wait() (the _32 binary reaches the compat
- * entry of epoll_pwait(); epoll_mod_wait() has none).  t1 sends SIGUSR1, blocked normally and unblocked by the
- * call's mask, once t0 sleeps in it:
+ * entry of epoll_pwait(); epoll_mod_wait() has none).  t1 sends SIGUSR1,
+ * blocked normally and unblocked by the call's mask, once t0 sleeps in it:
  *
  *          t0 <------- SIGUSR1 (pthread_kill) ------- t1
  *           | (epoll_pwait, mask {SIGUSR2})

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""cover-figures.py [RESULTS]: the epoll_mod_wait figures of the cover
+letters (posting/<base>/cover-modwait.txt), in the letters' plain-text
+layout, computed from RESULTS/<base>/modwait.csv and timeout.csv (default
+results/) of make bench.  Paste its output into the letters' Results
+section after every make bench that is to be posted, so that a letter
+never quotes a number that results/ does not hold.
+
+Ratios are taken per run against the ctl loop of the same run, then
+averaged (as bench-report.py does); the range is the lowest and highest
+run.
+"""
+
+import csv
+import os
+import re
+import statistics
+import sys
+
+BASES = [("v3.19", "3.19"), ("6.12", "6.12")]
+NS = [1, 8, 64]
+
+
+def read(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def commit_of(results, base):
+    with open(os.path.join(results, base, "report.md")) as f:
+        m = re.search(r"commit (\S+?)[;_ ]", f.read())
+    return m.group(1) if m else "?"
+
+
+def ratios(rows, method, n):
+    by_run = {}
+    for r in rows:
+        if int(r["nfds"]) == n:
+            by_run.setdefault(r["run"], {})[r["method"]] = float(r["ops_per_s"])
+    vals = [d[method] / d["ctl"] for d in by_run.values() if method in d and "ctl" in d]
+    return vals
+
+
+def mean_cell(vals):
+    return f"{statistics.mean(vals):.3f}" if vals else "-"
+
+
+def range_cell(vals):
+    return f"{min(vals):.2f}-{max(vals):.2f}" if vals else ""
+
+
+def main():
+    results = sys.argv[1] if len(sys.argv) > 1 else "results"
+    print(f"{'':26}" + "".join(f"{'N = ' + str(n):13}" for n in NS).rstrip())
+    loops = []
+    for base, label in BASES:
+        rows = read(os.path.join(results, base, "modwait.csv"))
+        runs = len({r["run"] for r in rows})
+        methods = [("epoll_mod_wait", "modwait")]
+        if any(r["method"] == "uring" for r in rows):
+            methods.append(("io_uring EPOLL_CTL", "uring"))
+        for name, method in methods:
+            vals = [ratios(rows, method, n) for n in NS]
+            print(f"{label:5} {name:20}" + "".join(f"{mean_cell(v):13}" for v in vals).rstrip())
+            print(f"{'':8}{'run range':18}" + "".join(f"{range_cell(v):13}" for v in vals).rstrip())
+        loop = [statistics.mean(float(r["ops_per_s"]) for r in rows
+                                if r["method"] == "ctl" and int(r["nfds"]) == n)
+                for n in NS]
+        loops.append((label, loop, runs, commit_of(results, base)))
+    print("mean of the per-run ratios (lowest-highest run)")
+    print("syscalls per iteration: loop N + 1, epoll_mod_wait 1, io_uring 2")
+    print("loop, ops/s: " + ";\n             ".join(
+        f"{label} " + " / ".join(f"{v:,.0f}" for v in loop) for label, loop, _, _ in loops))
+    print("runs: " + ", ".join(f"{label} {runs} (commit {c})" for label, _, runs, c in loops))
+    print()
+    print("Timeout overshoot at a 50 us request, median / p99 in us (mean over runs):")
+    print()
+    calls = [("epoll_wait (1 ms units)", "epoll_wait", "monotonic"),
+             ("epoll_pwait2", "epoll_pwait2", "monotonic"),
+             ("epoll_mod_wait, MONOTONIC", "epoll_mod_wait", "monotonic"),
+             ("epoll_mod_wait, REALTIME", "epoll_mod_wait", "realtime"),
+             ("epoll_mod_wait, BOOTTIME", "epoll_mod_wait", "boottime")]
+    tables = {b: read(os.path.join(results, b, "timeout.csv")) for b, _ in BASES}
+    print(f"{'':31}" + "".join(f"{label:17}" for _, label in BASES).rstrip())
+    samples = set()
+    for name, call, clock in calls:
+        cells = []
+        for b, _ in BASES:
+            rows = [r for r in tables[b] if r["call"] == call and r["clock"] == clock
+                    and int(float(r["request_us"])) == 50]
+            if not rows:
+                cells.append("ENOSYS")
+                continue
+            samples.update(r["samples"] for r in rows)
+            med = statistics.mean(float(r["median_over_us"]) for r in rows)
+            p99 = statistics.mean(float(r["p99_over_us"]) for r in rows)
+            cells.append(f"+{med:.0f} / +{p99:.0f}")
+        print(f"{name:31}" + "".join(f"{c:17}" for c in cells).rstrip())
+    print(f"samples per run: {', '.join(sorted(samples))}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
