@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""cover-figures.py [RESULTS]: the epoll_mod_wait figures of the cover
-letters (posting/<base>/cover-modwait.txt), in the letters' plain-text
-layout, computed from RESULTS/<base>/modwait.csv and timeout.csv (default
+"""cover-figures.py [--wake] [RESULTS]: the epoll_mod_wait figures of the
+cover letters (posting/<base>/cover-modwait.txt), or with --wake the wake
+mode tables of posting/<base>/cover-roundrobin.txt, in the letters'
+plain-text layout (wake.csv gives means over the perf stat -r runs), computed from RESULTS/<base>/modwait.csv and timeout.csv (default
 results/) of make bench.  Paste its output into the letters' Results
 section after every make bench that is to be posted, so that a letter
 never quotes a number that results/ does not hold.
@@ -50,8 +51,50 @@ def range_cell(vals):
     return f"{min(vals):.2f}-{max(vals):.2f}" if vals else ""
 
 
+def wake(results):
+    print(f"{'':22}{'ctx switches':16}{'task-clock':16}Jain fairness")
+    print(f"{'kernel  source':22}{'excl    RR':16}{'excl    RR':16}all    excl   RR")
+    per_thread = []
+    for base, label in BASES:
+        rows = read(os.path.join(results, base, "wake.csv"))
+        for src, name in (("pipe", "pipe"), ("eventfd", "eventfd"), ("tcp", "tcp accept")):
+            m = {r["mode"]: r for r in rows if r["source"] == src}
+            if not all(k in m for k in ("all", "exclusive", "roundrobin")):
+                continue
+            rel = lambda k, mode: float(m[mode][k]) / float(m["all"][k])
+            print(f"{label:8}{name:14}"
+                  f"{rel('context_switches', 'exclusive'):<8.3f}{rel('context_switches', 'roundrobin'):<8.3f}"
+                  f"{rel('task_clock', 'exclusive'):<8.3f}{rel('task_clock', 'roundrobin'):<8.3f}"
+                  f"{float(m['all']['jain']):<7.3f}{float(m['exclusive']['jain']):<7.3f}"
+                  f"{float(m['roundrobin']['jain']):.3f}")
+            per_thread.append((label, name, m))
+    print()
+    print("Events per thread (mean over the runs):")
+    print()
+    print(f"{'':22}{'exclusive':26}round-robin")
+    print(f"{'kernel  source':22}{'never woken  max':26}min    max")
+    for label, name, m in per_thread:
+        e, r = m["exclusive"], m["roundrobin"]
+        print(f"{label:8}{name:14}{float(e['never_woken']):<13.0f}{float(e['max']):<13,.0f}"
+              f"{float(r['min']):<7.0f}{float(r['max']):,.0f}")
+    cs = [float(m[k]["context_switches"]) for _, _, m in per_thread for k in ("all",)]
+    ce = [float(m[k]["context_switches"]) for _, _, m in per_thread for k in ("exclusive", "roundrobin")]
+    tc = [float(m["roundrobin"]["task_clock"]) / float(m["exclusive"]["task_clock"]) - 1
+          for _, _, m in per_thread]
+    lost = sum(float(m[k]["lost"]) for _, _, m in per_thread for k in m)
+    print()
+    print(f"wake-all context switches {min(cs):,.0f}-{max(cs):,.0f}; exclusive and RR "
+          f"{min(ce):,.0f}-{max(ce):,.0f}; RR task-clock vs exclusive "
+          f"{min(tc) * 100:+.0f}% to {max(tc) * 100:+.0f}%; lost events {lost:.0f}")
+    print("runs: " + ", ".join(f"{label} commit {commit_of(results, base)}" for base, label in BASES))
+    return 0
+
+
 def main():
-    results = sys.argv[1] if len(sys.argv) > 1 else "results"
+    args = sys.argv[1:]
+    if args and args[0] == "--wake":
+        return wake(args[1] if len(args) > 1 else "results")
+    results = args[0] if args else "results"
     print(f"{'':26}" + "".join(f"{'N = ' + str(n):13}" for n in NS).rstrip())
     loops = []
     for base, label in BASES:
