@@ -147,11 +147,19 @@ build_check() {
 	local b=$1 git=$BUILD/$1/check/git log=$BUILD/$1/logs/selftest-patches-build.log
 
 	mkdir -p "$(dirname "$log")"
+	# A make of our own (make test calls this at MAKELEVEL 1, where
+	# lib.mk would leave OUTPUT empty and write the binaries to /), with
+	# the output directory given explicitly.
 	(cd "$git" && git checkout -q -f HEAD && git clean -q -f -d -x &&
-	 make -s headers >/dev/null &&
-	 make -C "$DIR" -s) >"$log" 2>&1 ||
+	 env -u MAKELEVEL -u MAKEFLAGS -u MFLAGS make -s headers >/dev/null &&
+	 env -u MAKELEVEL -u MAKEFLAGS -u MFLAGS \
+		make -C "$DIR" -s OUTPUT="$git/$DIR") >"$log" 2>&1 ||
 		{ echo "  building the tests in the patched tree failed, see $log"; tail -n 20 "$log"; return 1; }
-	echo "  built from the patched tree: $(cd "$git/$DIR" && ls $(topic_progs wake) $(topic_progs modwait) | tr '\n' ' ')"
+	for p in $(topic_progs wake) $(topic_progs modwait); do
+		[ -x "$git/$DIR/$p" ] ||
+			{ echo "  $DIR/$p was not built, see $log"; return 1; }
+	done
+	echo "  built from the patched tree: $(topic_progs wake) $(topic_progs modwait)"
 	(cd "$git" && git clean -q -f -d -x)
 }
 
