@@ -69,12 +69,6 @@ waived() {
 	sed -n '/^---$/,/^diff --git/p' "$1" | grep -qE -- "^ +- $2: "
 }
 
-# selftests_only PATCH: every file the patch touches is under
-# tools/testing/selftests/
-selftests_only() {
-	! grep '^diff --git ' "$1" | grep -qv ' a/tools/testing/selftests/'
-}
-
 # checkpatch runs in an empty directory of its own: run in a git
 # repository it misreads the patches (spurious TRAILING_WHITESPACE), and it
 # may leave a .checkpatch-camelcase cache in its working directory.

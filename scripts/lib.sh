@@ -55,6 +55,13 @@ msg()  { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 warn() { printf '[%s] WARNING: %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die()  { printf '[%s] ERROR: %s\n' "$(date +%H:%M:%S)" "$*" >&2; exit 1; }
 
+# selftests_only PATCH: every file the patch touches is under
+# tools/testing/selftests/ (check-patches.sh and posting.sh let such a
+# patch waive checkpatch warnings; a patch of kernel code may not)
+selftests_only() {
+	! grep '^diff --git ' "$1" | grep -qv ' a/tools/testing/selftests/'
+}
+
 # Stage timings, appended to $TIMINGS (one "base stage seconds" line each).
 TIMINGS=${TIMINGS:-$BUILD/timings.txt}
 
