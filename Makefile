@@ -9,11 +9,12 @@
 # make test DEBUG=1   make test on the debug kernels
 # make coverage  which of the series' added lines the selftests run
 #
-# Variables: BASES="v3.19 6.12", KSRC=<v3.19 tree or tarball>,
+# Variables: BASES="v3.19 6.12", ARCHES="x86_64 arm64" (make test: 6.12 is
+# also cross-built and booted on arm64), KSRC=<v3.19 tree or tarball>,
 # KSRC_612=<6.12 tree or tarball>, ACCEL=tcg|kvm, JOBS=N.
 
 SHELL := /bin/bash
-export BASES KSRC KSRC_612 ACCEL JOBS DEBUG STRESS_SECS
+export BASES ARCHES KSRC KSRC_612 ACCEL JOBS DEBUG STRESS_SECS
 
 .PHONY: test bench stress check-patches postings clean distclean mutants coverage
 

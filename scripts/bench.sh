@@ -65,8 +65,8 @@ for b in $BASES; do
 	cp "$d/obj/.config" "$out/kernel.config"
 	# the fragments kernel.sh merged, in its order
 	frags=$(load_base "$b"
-		for f in common "$b" $EXTRA_FRAGMENTS; do
-			[ -f "$TOP/kernel-config/$f.config" ] && printf ' %s' "$f.config"
+		for f in $(fragment_names); do
+			printf ' %s' "$f.config"
 		done)
 	BENCH_BASE=$b \
 	BENCH_ACCEL=$(sed -n 's/^accel=//p' "$d/run-bench/summary") \

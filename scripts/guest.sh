@@ -3,7 +3,13 @@
 #
 # guest.sh STAGE BASE [JOB]: one guest job per call.
 #
-#   selftests  build selftests/*.c against BASE's installed uapi headers
+#   selftests  build selftests/*.c against BASE's installed uapi headers,
+#              for each ABI of the arch (SELFTEST_ABIS) that the in-tree
+#              build below does not cover
+#   kselftests on a base whose series carries the selftests as patches
+#              (KSELFTEST_INTREE=1): build and install them from the patched
+#              tree with the kselftest Makefile, for the guest's
+#              run_kselftest.sh
 #   benches    build bench/*.c the same way
 #   initramfs  pack busybox, the init script, the jobs and the binaries for
 #              JOB (the bench job also gets perf and its libraries)
@@ -51,11 +57,29 @@ gen_uapi_header() {
 	} >"$out"
 }
 
-# gen_syscall_nr NAME: __NR_NAME for whichever ABI includes the header:
-# x86_64, i386, or x32 (__x86_64__ with __ILP32__), whose number the
-# installed unistd_x32.h gives as (__X32_SYSCALL_BIT + N), the bit's value
-# from the installed <asm/unistd.h>.
+# gen_syscall_nr NAME: __NR_NAME for whichever ABI includes the header
+# (x86_64: gen_syscall_nr_x86; elsewhere the one native number of the
+# installed asm/unistd_64.h, which 6.11+ generates from the generic
+# scripts/syscall.tbl on arm64 and the other generic arches).
 gen_syscall_nr() {
+	local name=$1 nr
+
+	if [ "$KARCH" = x86_64 ]; then
+		gen_syscall_nr_x86 "$name"
+		return
+	fi
+	nr=$(sed -n "s/^#define __NR_$name[[:space:]]\{1,\}\([0-9]\{1,\}\).*/\1/p" "$HDR/include/asm/unistd_64.h")
+	if [ -z "$nr" ]; then
+		echo "$HDR/include/asm/unistd_64.h does not define __NR_$name" >&2
+		return 1
+	fi
+	echo "#define __NR_$name $nr"
+}
+
+# gen_syscall_nr_x86 NAME: x86_64, i386, or x32 (__x86_64__ with
+# __ILP32__), whose number the installed unistd_x32.h gives as
+# (__X32_SYSCALL_BIT + N), the bit's value from the installed <asm/unistd.h>.
+gen_syscall_nr_x86() {
 	local name=$1 nr64 nr32 nrx32 bit
 
 	nr64=$(sed -n "s/^#define __NR_$name[[:space:]]\{1,\}\([0-9]\{1,\}\).*/\1/p" "$HDR/include/asm/unistd_64.h")
@@ -75,19 +99,46 @@ gen_syscall_nr() {
 	echo "#endif"
 }
 
+# asm_fallback: what gcc-multilib's /usr/include/asm symlink gives the -m32
+# and -mx32 builds (the arch's multiarch asm headers, which serve every x86
+# ABI).  Debian 12's cross compilers conflict with gcc-multilib, so
+# deps.sh installs gcc-12-multilib without it, and the symlink lives here,
+# searched last (-idirafter), as /usr/include/asm would be.
+asm_fallback() {
+	local dir=$BDIR/gen/asm-fallback
+
+	[ -n "${SELFTEST_ASM_DIR:-}" ] || return 0
+	mkdir -p "$dir"
+	ln -sfn "$SELFTEST_ASM_DIR/asm" "$dir/asm"
+	echo "-idirafter $dir"
+}
+
 build_selftest() {
 	local src=$1 bin=$2 abi=$3
 	local ksft=$BUILD/6.12/src/tools/testing/selftests
 
-	echo "gcc $abi $src"
-	# shellcheck disable=SC2086
-	gcc $abi ${SELFTEST_CFLAGS:--O2 -g -Wall -Wextra -Wno-unused-parameter -Werror} \
+	echo "${CROSS_COMPILE}gcc $abi $src"
+	# shellcheck disable=SC2086,SC2046
+	"${CROSS_COMPILE}gcc" $abi ${SELFTEST_CFLAGS:--O2 -g -Wall -Wextra -Wno-unused-parameter -Werror} \
+		$(asm_fallback) \
 		-static -pthread -I"$BDIR/gen" -I"$TOP/include" \
 		-I"$TOP/selftests" -I"$ksft" -o "$bin" "$src"
 }
 
+# own_abis: the ABIs (SELFTEST_ABIS) whose tests are built from selftests/
+# here: all of them, less the native one (no binary suffix) on a base whose
+# series carries the tests (do_kselftests builds those from the tree).
+own_abis() {
+	local a
+
+	for a in $SELFTEST_ABIS; do
+		[ "${KSELFTEST_INTREE:-0}" = 1 ] && [ -z "${a#*:}" ] && continue
+		echo "$a"
+	done
+}
+
 do_selftests() {
-	local out=$GUEST/selftests gen=$BDIR/gen src name
+	local out=$GUEST/selftests gen=$BDIR/gen src name abi bins
 	local ksft=$BUILD/6.12/src/tools/testing/selftests
 
 	[ -f "$ksft/kselftest_harness.h" ] ||
@@ -97,17 +148,47 @@ do_selftests() {
 	gen_uapi_header "$gen/epoll_uapi.h" || exit 1
 	cat "$gen/epoll_uapi.h"
 	: >"$out/list"
-	# Every test also runs as an i386 binary (_32), through the compat
-	# entries, and as an x32 one (_x32): the x86_64 entries, as a compat
-	# task (in_compat_syscall()) with 32-bit pointers and 64-bit time_t.
+	# One binary per ABI of the arch (SELFTEST_ABIS).  On x86_64 every
+	# test also runs as an i386 binary (_32), through the compat entries,
+	# and as an x32 one (_x32): the x86_64 entries, as a compat task
+	# (in_compat_syscall()) with 32-bit pointers and 64-bit time_t.
 	for src in "$TOP"/selftests/*.c; do
 		name=$(basename "$src" .c)
-		build_selftest "$src" "$out/$name" -m64 || exit 1
-		build_selftest "$src" "$out/${name}_32" -m32 || exit 1
-		build_selftest "$src" "$out/${name}_x32" -mx32 || exit 1
-		echo "$name ${name}_32 ${name}_x32" >>"$out/list"
+		bins=
+		for abi in $(own_abis); do
+			build_selftest "$src" "$out/$name${abi#*:}" "${abi%%:*}" || exit 1
+			bins="$bins $name${abi#*:}"
+		done
+		[ -n "$bins" ] && echo "${bins# }" >>"$out/list"
 	done
 	ls -l "$out"
+}
+
+# --- kselftests (in-tree) --------------------------------------------------
+
+# The series' selftest patches (and mainline's epoll_wakeup_test), from the
+# patched tree, the way a kernel developer runs them: "make -C
+# tools/testing/selftests TARGETS=filesystems/epoll install", statically
+# linked for the initramfs, against the kernel build's own uapi headers
+# (O=: its usr/include, which headers_install made).
+do_kselftests() {
+	local out=$GUEST/kselftest
+
+	rm -rf "$out"
+	if [ "${KSELFTEST_INTREE:-0}" != 1 ]; then
+		echo "$base: selftests are not patches of this series; nothing to build"
+		return 0
+	fi
+	[ -d "$OBJ/usr/include" ] || die "$OBJ/usr/include missing: run the headers stage first"
+	# a make of our own: at make test's MAKELEVEL, lib.mk's OUTPUT differs
+	env -u MAKELEVEL -u MAKEFLAGS -u MFLAGS \
+		make -C "$SRC/tools/testing/selftests" O="$OBJ" ARCH="$KARCH" \
+		CROSS_COMPILE="$CROSS_COMPILE" TARGETS=filesystems/epoll \
+		KSFT_INSTALL_PATH="$out" LDFLAGS=-static install || exit 1
+	cat "$out/kselftest-list.txt"
+	file "$out"/filesystems/epoll/* | grep -q 'statically linked' ||
+		die "the installed tests are not static"
+	ls -l "$out/filesystems/epoll"
 }
 
 # --- benches -------------------------------------------------------------
@@ -122,12 +203,14 @@ do_benches() {
 		name=$(basename "$src" .c)
 		extra=
 		# io_uring's IORING_OP_EPOLL_CTL is the batching peer on 6.12
-		if [ "$name" = modwait ] && [ -f /usr/include/liburing.h ]; then
+		# (the host's liburing: not for a cross build)
+		if [ "$name" = modwait ] && [ -z "$CROSS_COMPILE" ] &&
+		   [ -f /usr/include/liburing.h ]; then
 			extra="-DHAVE_LIBURING -luring"
 		fi
-		echo "gcc $src $extra"
+		echo "${CROSS_COMPILE}gcc $src $extra"
 		# shellcheck disable=SC2086
-		gcc -O2 -g -Wall -Wextra -Werror -static -pthread \
+		"${CROSS_COMPILE}gcc" -O2 -g -Wall -Wextra -Werror -static -pthread \
 			-I"$BDIR/gen" -I"$TOP/include" -o "$out/$name" "$src" \
 			$extra || exit 1
 	done
@@ -176,22 +259,27 @@ add_perf() {
 }
 
 # The race stress's planted faults (-F): each must fail the check named
-# after it, at every ABI (see scripts/guest/run-selftests).
+# after it, at every ABI (see scripts/guest/run-selftests), with the
+# binary's absolute path in the guest.
 write_xfail() {
-	local abi
+	local a abi s
 
-	for abi in "" _32 _x32; do
-		echo "xfail_race_drop$abi|epoll_race_stress$abi -d 2 -t 5 -F drop|^not ok 3 no-churn: stranded=[1-9][0-9]* of written="
-		echo "xfail_race_dup$abi|epoll_race_stress$abi -d 2 -t 5 -F dup|^not ok 4 tokens exactly once: .* dup=[1-9][0-9]* missing=0 bogus=0\$"
-		echo "xfail_race_hang$abi|epoll_race_stress$abi -d 2 -t 5 -F hang|^not ok 6 watchdog: no thread hung"
+	for a in $SELFTEST_ABIS; do
+		abi=${a#*:}
+		s=/selftests/epoll_race_stress$abi
+		[ "${KSELFTEST_INTREE:-0}" = 1 ] && [ -z "$abi" ] &&
+			s=/kselftest/filesystems/epoll/epoll_race_stress
+		echo "xfail_race_drop$abi|$s -d 2 -t 5 -F drop|^not ok 3 no-churn: stranded=[1-9][0-9]* of written="
+		echo "xfail_race_dup$abi|$s -d 2 -t 5 -F dup|^not ok 4 tokens exactly once: .* dup=[1-9][0-9]* missing=0 bogus=0\$"
+		echo "xfail_race_hang$abi|$s -d 2 -t 5 -F hang|^not ok 6 watchdog: no thread hung"
 	done
 }
 
 do_initramfs() {
 	local root=$GUEST/root busybox
 
-	busybox=$(command -v busybox)
-	[ -n "$busybox" ] || die "busybox not found (apt-get install busybox-static)"
+	busybox=$BUSYBOX
+	[ -x "$busybox" ] || die "$busybox not found (scripts/deps.sh installs it)"
 	file -L "$busybox" | grep -q 'statically linked' ||
 		die "$busybox is not static (apt-get install busybox-static)"
 	rm -rf "$root"
@@ -214,14 +302,26 @@ do_initramfs() {
 	elif [ "$job" = stress ]; then
 		cp "$TOP/scripts/guest/run-stress" "$root/jobs/stress"
 		cp -a "$GUEST/selftests/." "$root/selftests/"
+		# the native fuzzer and race stress, when built from the tree
+		if [ -d "$GUEST/kselftest" ]; then
+			cp "$GUEST/kselftest/filesystems/epoll/epoll_fuzz" \
+			   "$GUEST/kselftest/filesystems/epoll/epoll_race_stress" \
+			   "$root/selftests/"
+		fi
 		echo "STRESS_SECS=${STRESS_SECS:-600}" >"$root/selftests/stress-params"
 	else
 		cp "$TOP/scripts/guest/run-selftests" "$root/jobs/selftests"
 		cp -a "$GUEST/selftests/." "$root/selftests/"
+		# the in-tree tests, for run_kselftest.sh (do_kselftests)
+		if [ -d "$GUEST/kselftest" ]; then
+			mkdir -p "$root/kselftest"
+			cp -a "$GUEST/kselftest/." "$root/kselftest/"
+		fi
 		cp "$TOP/scripts/guest/bench-smoke" "$root/selftests/bench_smoke"
 		echo bench_smoke >>"$root/selftests/list"
-		# the nginx smoke (scripts/bench-nginx.sh), only with NGINX_SMOKE=1
-		if [ "${NGINX_SMOKE:-0}" = 1 ]; then
+		# the nginx smoke (scripts/bench-nginx.sh), on the host's arch
+		# (it packs the host's nginx and ab); NGINX_SMOKE=0 leaves it out
+		if nginx_smoke; then
 			"$TOP/scripts/bench-nginx.sh" pack "$base" "$root" smoke || exit 1
 			echo nginx_smoke >>"$root/selftests/list"
 		fi
@@ -233,6 +333,14 @@ do_initramfs() {
 	ls -l "$INITRD"
 }
 
+# nginx_smoke: whether the selftests job packs the nginx smoke (issue 13's
+# check that a real server gets a 200 for every request in every wake
+# mode): on by default, on the host's arch only (it packs the host's nginx
+# and ab), off with NGINX_SMOKE=0.
+nginx_smoke() {
+	[ "${NGINX_SMOKE:-1}" = 1 ] && [ -z "$CROSS_COMPILE" ]
+}
+
 # --- boot ---------------------------------------------------------------
 
 # KVM is used only when a guest really boots with it: /dev/kvm can exist
@@ -241,6 +349,10 @@ do_initramfs() {
 probe_accel() {
 	local cache=$BUILD/accel dir
 
+	if [ "$QEMU_KVM" != 1 ]; then
+		echo tcg
+		return
+	fi
 	if [ -n "${ACCEL:-}" ]; then
 		echo "$ACCEL"
 		return
@@ -266,24 +378,34 @@ probe_accel() {
 	cat "$cache"
 }
 
+# qemu_channels: the arch's console and result channel (QEMU_CHANNELS),
+# written to this run's files.
+qemu_channels() {
+	local ch=${QEMU_CHANNELS//@CONSOLE@/$RUN/console.log}
+
+	echo "${ch//@RESULT@/$RUN/results.log}"
+}
+
 run_qemu() {
 	local accel=$1 cpu=$QEMU_CPU_TCG
 
 	[ "$accel" = kvm ] && cpu=$QEMU_CPU_KVM
+	# shellcheck disable=SC2046
 	timeout -k 10 "$BOOT_TIMEOUT" "$QEMU_BIN" -nodefaults -display none \
 		-no-reboot -machine "$QEMU_MACHINE,accel=$accel" -cpu "$cpu" \
 		-smp "$QEMU_SMP" -m "$QEMU_MEM" \
 		-kernel "$BDIR/bzImage" -initrd "$INITRD" \
 		-append "$KCMDLINE_CONSOLE $KCMDLINE_POLICY epoll.job=$job ${KCMDLINE_EXTRA:-}" \
-		-serial "file:$RUN/console.log" -serial "file:$RUN/results.log"
+		$(qemu_channels)
 }
 
-# Console lines that fail a run wherever they appear.  The debug kernels
+# Console lines that fail a run wherever they appear (x86's and arm64's
+# wording: "Call Trace:" and "Call trace:").  The debug kernels
 # add lockdep, KASAN and SLUB reports; their boot banners (lockdep's
 # copyright, KASAN's "initialized") must not match.  kmemleak is judged
 # by the guest's own scan (check_debug), which tells the job's leaks from
 # boot's; its console line "N new suspected memory leaks" counts both.
-SPLAT_RE='Kernel panic|Oops|BUG:|WARNING:|general protection fault|Call Trace:|INFO: task .* blocked|possible (circular|recursive) locking|inconsistent lock state|suspicious RCU usage|lock held when returning|locking correctness validator|BUG: KASAN|UBSAN|soft lockup|hard LOCKUP|rcu_sched self-detected stall|RCU stall|list_add corruption|list_del corruption|BUG [^ ]+ \(.*\): |Poison overwritten|Redzone|Object padding|Freepointer corrupt|ODEBUG: .*object type'
+SPLAT_RE='Kernel panic|Oops|BUG:|WARNING:|general protection fault|Call Trace:|Call trace:|Unable to handle kernel|Internal error:|INFO: task .* blocked|possible (circular|recursive) locking|inconsistent lock state|suspicious RCU usage|lock held when returning|locking correctness validator|BUG: KASAN|UBSAN|soft lockup|hard LOCKUP|rcu_sched self-detected stall|RCU stall|list_add corruption|list_del corruption|BUG [^ ]+ \(.*\): |Poison overwritten|Redzone|Object padding|Freepointer corrupt|ODEBUG: .*object type'
 
 check_console() {
 	local log=$RUN/console.log rest=$RUN/console.unexpected rc=0 n
@@ -381,6 +503,7 @@ summarize() {
 	pass=$((pass - skip))
 	{
 		echo "base=$base"
+		echo "arch=$ARCH"
 		echo "source=$(cat "$BDIR/source-version" 2>/dev/null)"
 		echo "uname=${uname:-none}"
 		echo "accel=$ACCEL_USED"
@@ -442,7 +565,8 @@ do_boot() {
 	# A complete run, not just a clean one: every binary of the manifest,
 	# each with its number of passed tests, and no unexplained skip.
 	if [ "$job" = selftests ]; then
-		python3 "$TOP/scripts/check-results.py" "$base" "$RUN/results.log" \
+		MANIFEST_EXCLUDE=$(nginx_smoke || echo nginx_smoke) \
+		python3 "$TOP/scripts/check-results.py" "$base$ARCH_SUFFIX" "$RUN/results.log" \
 			>"$RUN/manifest.txt" 2>&1
 		mrc=$?
 		cat "$RUN/manifest.txt"
@@ -456,6 +580,7 @@ do_boot() {
 
 case $stage in
 selftests) do_selftests ;;
+kselftests) do_kselftests ;;
 benches)   do_benches ;;
 initramfs) do_initramfs ;;
 boot)      do_boot ;;

@@ -6,7 +6,8 @@
 #   source   find, verify and unpack BASE's source into build/BASE/src
 #   apply    quilt push the series in patches/BASE/series
 #   config   tinyconfig + kernel-config/ fragments, checked line by line
-#   build    bzImage into build/BASE/obj (kept between runs, ccache'd)
+#   build    the boot image (bzImage; Image on arm64) into build/BASE/obj
+#            (kept between runs, ccache'd), copied to build/BASE/bzImage
 #   headers  make headers_install into build/BASE/hdr
 #
 # "source" exits 3 when an optional base has no source (reported SKIPPED).
@@ -22,16 +23,20 @@ base=$2
 [ -n "$stage" ] && [ -n "$base" ] || die "usage: kernel.sh STAGE BASE"
 load_base "$base"
 
+# CROSS_COMPILE (scripts/arch/*.conf) prefixes the target compiler only;
+# the host tools are built with the host's gcc.
 kmake() {
-	local cc=gcc
+	local cc=${CROSS_COMPILE}gcc hostcc=gcc
 
 	if command -v ccache >/dev/null; then
 		export CCACHE_DIR=${CCACHE_DIR:-$CACHE/ccache}
 		# paths relative to the clone, so that another clone hits
 		export CCACHE_BASEDIR=$TOP
-		cc="ccache gcc"
+		cc="ccache $cc"
+		hostcc="ccache gcc"
 	fi
-	make -C "$SRC" O="$1" ARCH="$KARCH" CC="$cc" HOSTCC="$cc" "${@:2}"
+	make -C "$SRC" O="$1" ARCH="$KARCH" CROSS_COMPILE="$CROSS_COMPILE" \
+		CC="$cc" HOSTCC="$hostcc" "${@:2}"
 }
 
 # --- source -----------------------------------------------------------
@@ -228,9 +233,8 @@ do_apply() {
 fragments() {
 	local f
 
-	for f in common "$base" ${EXTRA_FRAGMENTS:-}; do
-		[ -f "$TOP/kernel-config/$f.config" ] &&
-			echo "$TOP/kernel-config/$f.config"
+	for f in $(fragment_names); do
+		echo "$TOP/kernel-config/$f.config"
 	done
 }
 
@@ -296,7 +300,7 @@ gcov_profile_vars() {
 
 do_build() {
 	# shellcheck disable=SC2046
-	kmake "$OBJ" -j"$JOBS" $(gcov_profile_vars) bzImage || exit 1
+	kmake "$OBJ" -j"$JOBS" $(gcov_profile_vars) "$KTARGET" || exit 1
 	cp "$OBJ/$KIMAGE" "$BDIR/bzImage"
 	command -v ccache >/dev/null && ccache -s | grep -Ei 'hits|misses' || true
 }

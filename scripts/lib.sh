@@ -46,8 +46,31 @@ else
 fi
 export DEBUG COVERAGE BENCH
 
+# GUEST_ARCH selects the guest arch (scripts/arch/GUEST_ARCH.conf).  The
+# host's own, x86_64, keeps the plain build directories; another arch gets
+# build/BASE-ARCH (for example build/6.12-arm64), sharing build/BASE/src.
+# set_arch ARCH switches the arch of the calling job (make test's loop).
+set_arch() {
+	[ -f "$TOP/scripts/arch/$1.conf" ] || {
+		echo "unknown arch '$1' (no scripts/arch/$1.conf)" >&2
+		exit 2
+	}
+	GUEST_ARCH=$1
+	# shellcheck disable=SC1090
+	. "$TOP/scripts/arch/$GUEST_ARCH.conf"
+	ARCH_SUFFIX=
+	[ "$GUEST_ARCH" = x86_64 ] && return 0
+	ARCH_SUFFIX=-$GUEST_ARCH
+	if [ -n "$VARIANT" ]; then
+		echo "GUEST_ARCH=$GUEST_ARCH: only make test's plain kernels are set up for it, not DEBUG, COVERAGE or BENCH" >&2
+		exit 2
+	fi
+}
+set_arch "${GUEST_ARCH:-x86_64}"
+export GUEST_ARCH
+
 # bdir BASE: the build directory of BASE's kernel of the current variant.
-bdir() { echo "$BUILD/$1$VARIANT"; }
+bdir() { echo "$BUILD/$1$ARCH_SUFFIX$VARIANT"; }
 
 _t0=$(date +%s)
 
@@ -97,6 +120,12 @@ load_base() {
 	[ -f "$TOP/scripts/bases/$base.conf" ] || die "unknown base '$base'"
 	# shellcheck disable=SC1090
 	. "$TOP/scripts/bases/$base.conf"
+	case " $ARCHES_SUPPORTED " in
+	*" $GUEST_ARCH "*) ;;
+	*) die "$base does not support $GUEST_ARCH: ${ARCHES_WHY_NOT:-not in its ARCHES_SUPPORTED}" ;;
+	esac
+	ARCH=$GUEST_ARCH
+	BASE_NAME=$base
 	# shellcheck disable=SC1090
 	. "$TOP/scripts/arch/$ARCH.conf"
 	BDIR=$(bdir "$base")
@@ -104,7 +133,7 @@ load_base() {
 	OBJ=$BDIR/obj
 	HDR=$BDIR/hdr
 	LOGS=$BDIR/logs
-	STEP_BASE=$base$VARIANT
+	STEP_BASE=$base$ARCH_SUFFIX$VARIANT
 	if [ "$DEBUG" = 1 ]; then
 		EXTRA_FRAGMENTS="debug debug-$base"
 		KCMDLINE_POLICY="$KCMDLINE_POLICY $KCMDLINE_DEBUG"
@@ -112,6 +141,17 @@ load_base() {
 	fi
 	[ "$COVERAGE" = 1 ] && EXTRA_FRAGMENTS="coverage"
 	[ "$BENCH" = 1 ] && EXTRA_FRAGMENTS="bench bench-$base"
+	return 0
+}
+
+# fragment_names: the kernel-config/ fragments of the loaded base, arch and
+# variant, in merge order (later ones win), those that exist only.
+fragment_names() {
+	local f
+
+	for f in common "$ARCH" "$BASE_NAME" "$BASE_NAME-$ARCH" ${EXTRA_FRAGMENTS:-}; do
+		[ -f "$TOP/kernel-config/$f.config" ] && echo "$f"
+	done
 	return 0
 }
 
@@ -126,13 +166,14 @@ base_source() {
 
 	log=$(bdir "$b")/logs/source.log
 
-	[ "$b" = 6.12 ] && return 0
+	# (6.12's x86_64 source stage ran first; another arch records its own)
+	[ "$b" = 6.12 ] && [ -z "$ARCH_SUFFIX" ] && return 0
 	mkdir -p "$(dirname "$log")"
-	msg "$b: source ..."
+	msg "$b$ARCH_SUFFIX: source ..."
 	t=$(date +%s)
 	"$TOP/scripts/kernel.sh" source "$b" >"$log" 2>&1
 	st=$?
-	echo "$b source $(($(date +%s) - t))" >>"$TIMINGS"
+	echo "$b$ARCH_SUFFIX source $(($(date +%s) - t))" >>"$TIMINGS"
 	if [ $st = 3 ]; then
 		warn "$b SKIPPED: $(cat "$(bdir "$b")/skip-reason")"
 		return 3
@@ -142,19 +183,20 @@ base_source() {
 		echo "full log: $log"
 		return 1
 	fi
-	msg "$b: $(tail -n 1 "$log")"
+	msg "$b$ARCH_SUFFIX: $(tail -n 1 "$log")"
 }
 
 # build_base BASE: patched kernel, headers, selftests and benchmarks.
 build_base() {
-	local b=$1 S=$TOP/scripts L
+	local b=$1 S=$TOP/scripts L t=$1$ARCH_SUFFIX$VARIANT
 
 	L=$(bdir "$b")/logs
 
-	run_step "$L/apply.log" "$b$VARIANT: quilt push -a" "$S/kernel.sh" apply "$b" &&
-	run_step "$L/config.log" "$b$VARIANT: config" "$S/kernel.sh" config "$b" &&
-	run_step "$L/build.log" "$b$VARIANT: bzImage" "$S/kernel.sh" build "$b" &&
-	run_step "$L/headers.log" "$b$VARIANT: headers_install" "$S/kernel.sh" headers "$b" &&
-	run_step "$L/selftests.log" "$b$VARIANT: build selftests" "$S/guest.sh" selftests "$b" &&
-	run_step "$L/benches.log" "$b$VARIANT: build benchmarks" "$S/guest.sh" benches "$b"
+	run_step "$L/apply.log" "$t: quilt push -a" "$S/kernel.sh" apply "$b" &&
+	run_step "$L/config.log" "$t: config" "$S/kernel.sh" config "$b" &&
+	run_step "$L/build.log" "$t: $KTARGET" "$S/kernel.sh" build "$b" &&
+	run_step "$L/headers.log" "$t: headers_install" "$S/kernel.sh" headers "$b" &&
+	run_step "$L/selftests.log" "$t: build selftests" "$S/guest.sh" selftests "$b" &&
+	run_step "$L/kselftests.log" "$t: build in-tree selftests" "$S/guest.sh" kselftests "$b" &&
+	run_step "$L/benches.log" "$t: build benchmarks" "$S/guest.sh" benches "$b"
 }

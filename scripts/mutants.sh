@@ -285,7 +285,7 @@ on_signal() {
 # failures_nested RESULTS_LOG: "binary: test" for each failed nested test.
 failures_nested() {
 	[ -f "$1" ] || return 0
-	awk '/^# selftests: epoll: / { bin = $4; next }
+	awk '/^# selftests: (filesystems\/)?epoll: / { bin = $4; next }
 	     /^# not ok [0-9]+ / { name = $0; sub(/^# not ok [0-9]+ /, "", name)
 				   print bin ": " name }' "$1"
 }
@@ -296,13 +296,13 @@ failures() {
 	local res=$1/results.log log=$1/boot.log
 
 	[ -f "$res" ] && awk '
-		/^# selftests: epoll: / { bin = $4; next }
+		/^# selftests: (filesystems\/)?epoll: / { bin = $4; next }
 		/^# not ok [0-9]+ / {
 			name = $0; sub(/^# not ok [0-9]+ /, "", name)
 			print bin ": " name; seen[bin] = 1; next
 		}
-		/^not ok [0-9]+ selftests: epoll: / {
-			b = $0; sub(/^not ok [0-9]+ selftests: epoll: /, "", b)
+		/^not ok [0-9]+ selftests: (filesystems\/)?epoll: / {
+			b = $0; sub(/^not ok [0-9]+ selftests: (filesystems\/)?epoll: /, "", b)
 			sub(/ .*/, "", b)
 			if (!(b in seen)) print b ": (binary failed)"
 		}' "$res"
@@ -431,6 +431,7 @@ build_guest() {
 	L=$(mbdir "$b")/logs
 	step "$L/headers.log" "$b$VARIANT: headers_install, $what" in_mbuild "$S/kernel.sh" headers "$b" &&
 	step "$L/selftests.log" "$b$VARIANT: build selftests" in_mbuild "$S/guest.sh" selftests "$b" &&
+	step "$L/kselftests.log" "$b$VARIANT: build in-tree selftests" in_mbuild "$S/guest.sh" kselftests "$b" &&
 	step "$L/benches.log" "$b$VARIANT: build benchmarks" in_mbuild "$S/guest.sh" benches "$b" &&
 	step "$L/initramfs.log" "$b$VARIANT: initramfs" in_mbuild "$S/guest.sh" initramfs "$b" selftests
 }

@@ -3,8 +3,10 @@
 #
 # test.sh: the whole "make test" job, for every base in $BASES.
 #
-# For each base: source, quilt push, config, bzImage, headers, selftests,
-# initramfs, boot under QEMU; then one summary for all bases.  A base whose
+# For each base, and each arch of ARCHES that the base supports (default
+# "x86_64 arm64": 6.12 is also cross-built and booted on arm64):
+# source, quilt push, config, kernel image, headers, selftests, initramfs,
+# boot under QEMU; then one summary for all of them.  A base whose
 # source cannot be found (v3.19 on a machine without it) is SKIPPED, loudly,
 # and never counted as passed: the job then exits 3, unless the user
 # narrowed BASES on the make command line (BASES_ORIGIN=command line).
@@ -18,6 +20,15 @@
 
 ALL_BASES="v3.19 6.12"
 BASES=${BASES:-$ALL_BASES}
+# Guest arches: x86_64 for every base, and 6.12 cross-built and booted on
+# arm64 too (the bases list what they support).  CI runs both: see the
+# README for the cost.
+# The debug kernels are x86_64 only (kernel-config/debug*.config).
+if [ -z "$VARIANT" ]; then
+	ARCHES=${ARCHES:-x86_64 arm64}
+else
+	ARCHES=${ARCHES:-x86_64}
+fi
 # Only a narrowing on the command line is a choice; BASES inherited from
 # the environment must not quietly drop a base from a run that looks green.
 if [ "${BASES_ORIGIN:-}" = "command line" ]; then
@@ -29,36 +40,47 @@ S=$TOP/scripts
 rm -f "$TIMINGS" "$BUILD"/accel
 mkdir -p "$BUILD"
 
+# every arch named exists and fits the variant, before anything runs
+for a in $ARCHES; do
+	(set_arch "$a") || exit 2
+done
+export ARCHES
+
 run_step "$BUILD/logs/deps.log" "deps: apt packages" "$S/deps.sh" test || exit 1
 run_step "$BUILD/logs/man.log" "man pages: lint" "$S/lint-man.sh" || exit 1
 
 declare -A state reason
+# The targets run: BASE on x86_64, BASE-ARCH on another arch.
+targets=
+unsupported=
 
 # The selftests use the 6.12 tree's kselftest_harness.h, so its source is
 # needed even when only v3.19 is tested.
 STEP_BASE=6.12 run_step "$BUILD/6.12/logs/source.log" "6.12: source" \
 	"$S/kernel.sh" source 6.12 || exit 1
 
+# pipeline BASE: on the current arch (set_arch); state and reason are
+# keyed by the target, BASE or BASE-ARCH.
 pipeline() {
-	local b=$1 st d
+	local b=$1 st d t=$1$ARCH_SUFFIX
 
 	d=$(bdir "$b")
-	STEP_BASE=$b$VARIANT
+	STEP_BASE=$t$VARIANT
 	rm -rf "$d/run-selftests"
-	state[$b]=FAIL
+	state[$t]=FAIL
 	base_source "$b"
 	case $? in
 	0) ;;
-	3) state[$b]=SKIPPED
-	   reason[$b]=$(cat "$d/skip-reason")
+	3) state[$t]=SKIPPED
+	   reason[$t]=$(cat "$d/skip-reason")
 	   return 0 ;;
 	*) return 1 ;;
 	esac
 	build_base "$b" &&
-	run_step "$d/logs/initramfs.log" "$b$VARIANT: initramfs" "$S/guest.sh" initramfs "$b" || return 1
-	run_step "$d/logs/boot.log" "$b$VARIANT: boot + selftests in QEMU" "$S/guest.sh" boot "$b" selftests
+	run_step "$d/logs/initramfs.log" "$t$VARIANT: initramfs" "$S/guest.sh" initramfs "$b" || return 1
+	run_step "$d/logs/boot.log" "$t$VARIANT: boot + selftests in QEMU" "$S/guest.sh" boot "$b" selftests
 	st=$?
-	[ $st = 0 ] && state[$b]=pass
+	[ $st = 0 ] && state[$t]=pass
 	if [ $st != 0 ] && [ -f "$d/run-selftests/summary" ]; then
 		sed -n '/^FAIL/,$p;/^console shows/,$p' "$d/logs/boot.log" | head -n 100
 		grep '^MANIFEST: ' "$d/logs/boot.log" | head -n 60
@@ -66,10 +88,29 @@ pipeline() {
 	return 0
 }
 
-for b in $BASES; do
-	mkdir -p "$(bdir "$b")/logs"
-	pipeline "$b"
+# supports BASE ARCH: the base lists the arch (scripts/bases/BASE.conf);
+# if not, prints why.
+supports() {
+	( . "$TOP/scripts/bases/$1.conf"
+	  case " $ARCHES_SUPPORTED " in
+	  *" $2 "*) exit 0 ;;
+	  *) echo "${ARCHES_WHY_NOT:-not in its ARCHES_SUPPORTED}"; exit 1 ;;
+	  esac )
+}
+
+for a in $ARCHES; do
+	set_arch "$a"
+	for b in $BASES; do
+		if ! why=$(supports "$b" "$a"); then
+			unsupported="$unsupported|$b on $a: $why"
+			continue
+		fi
+		targets="$targets $b$ARCH_SUFFIX"
+		mkdir -p "$(bdir "$b")/logs"
+		pipeline "$b"
+	done
 done
+set_arch x86_64
 
 check_rc=0
 if [ "$DEBUG" = 1 ]; then
@@ -86,29 +127,45 @@ fi
 tp=0; tf=0; ts=0; bad=0
 echo
 echo "==================== make test summary ===================="
-printf '%-6s %-8s %-24s %-6s %6s %6s %7s %-8s  %s\n' base result "uname -r" accel passed failed skipped manifest source
-for b in $BASES; do
-	sum=$(bdir "$b")/run-selftests/summary
-	if [ "${state[$b]}" = SKIPPED ]; then
-		printf '%-6s %-8s %s\n' "$b" SKIPPED "${reason[$b]}"
+printf '%-12s %-8s %-24s %-6s %6s %6s %7s %-8s  %s\n' target result "uname -r" accel passed failed skipped manifest source
+# tdir TARGET: the build directory of BASE or BASE-ARCH
+tdir() { echo "$BUILD/$1$VARIANT"; }
+for t in $targets; do
+	sum=$(tdir "$t")/run-selftests/summary
+	if [ "${state[$t]}" = SKIPPED ]; then
+		printf '%-12s %-8s %s\n' "$t" SKIPPED "${reason[$t]}"
 		continue
 	fi
-	if [ ! -f "$sum" ] || [ "${state[$b]}" = FAIL ] && [ ! -f "$sum" ]; then
-		printf '%-6s %-8s %s\n' "$b" FAIL "did not reach the boot stage (see $(bdir "$b")/logs)"
+	if [ ! -f "$sum" ]; then
+		printf '%-12s %-8s %s\n' "$t" FAIL "did not reach the boot stage (see $(tdir "$t")/logs)"
 		bad=1
 		continue
 	fi
 	get() { sed -n "s/^$1=//p" "$sum"; }
-	printf '%-6s %-8s %-24s %-6s %6s %6s %7s %-8s  %s\n' "$b" "${state[$b]}" \
+	printf '%-12s %-8s %-24s %-6s %6s %6s %7s %-8s  %s\n' "$t" "${state[$t]}" \
 		"$(get uname)" "$(get accel)" "$(get passed)" "$(get failed)" \
 		"$(get skipped)" "$(get manifest)" "$(get source)"
 	tp=$((tp + $(get passed))); tf=$((tf + $(get failed))); ts=$((ts + $(get skipped)))
-	[ "${state[$b]}" = pass ] || bad=1
+	[ "${state[$t]}" = pass ] || bad=1
 done
+# A required base is tested when it ran on some arch and was skipped on
+# none (a skip is a missing source, the same on every arch).
 missing=
 for b in $REQUIRED; do
+	ran=0
+	for t in $targets; do
+		case $t in
+		"$b"|"$b"-*) [ "${state[$t]}" = SKIPPED ] || ran=1 ;;
+		esac
+	done
 	case " $BASES " in
-	*" $b "*) [ "${state[$b]}" = SKIPPED ] && missing="$missing $b" ;;
+	*" $b "*)
+		if [ "${state[$b]:-}" = SKIPPED ]; then
+			missing="$missing $b"
+		elif [ $ran = 0 ]; then
+			missing="$missing $b"
+			reason[$b]="no arch of ARCHES=\"$ARCHES\" runs it"
+		fi ;;
 	*) missing="$missing $b"; reason[$b]="not in BASES=\"$BASES\" (from the environment; narrow it on the make command line to choose)" ;;
 	esac
 done
@@ -122,17 +179,21 @@ for b in $ALL_BASES; do
 	*) echo "note: $b not tested: BASES=\"$BASES\" was narrowed on the command line" ;;
 	esac
 done
+IFS='|' read -r -a notes <<<"${unsupported#|}"
+for n in "${notes[@]}"; do
+	[ -n "$n" ] && echo "note: not built: $n"
+done
 echo
 echo "wake-mode fairness, 64-bit run (per-waiter counts; jain=1.000 is perfectly even):"
-for b in $BASES; do
-	res=$(bdir "$b")/run-selftests/results.log
+for t in $targets; do
+	res=$(tdir "$t")/run-selftests/results.log
 	[ -f "$res" ] || continue
-	awk -v b="$b" '/^# selftests: epoll: / { bin = $4 }
+	awk -v b="$t" '/^# selftests: (filesystems\/)?epoll: / { bin = $4 }
 		bin !~ /_x?32$/ && sub(/^[# ]*spread: /, "") { print "  " b "  " $0 }' "$res"
 done
 echo
 echo "stage timings (seconds):"
-awk '{ printf "  %-6s %-40s %5s\n", $1, $2, $3 }' "$TIMINGS"
+awk '{ printf "  %-12s %-40s %5s\n", $1, $2, $3 }' "$TIMINGS"
 echo
 if [ "$DEBUG" = 1 ]; then
 	echo "debug kernels (kernel-config/debug*.config):"
@@ -142,7 +203,7 @@ if [ "$DEBUG" = 1 ]; then
 		echo "  $b: kmemleak objects leaked by the job=$(sed -n 's/^kmemleak=//p' "$sum") (older, boot's: $(sed -n 's/^kmemleak_boot=//p' "$sum")), lockdep armed (debug_locks)=$(sed -n 's/^debug_locks=//p' "$sum"), console splats=$(sed -n 's/^splats=//p' "$sum")"
 	done
 fi
-echo "logs: $BUILD/<base>$VARIANT/logs, guest output: $BUILD/<base>$VARIANT/run-selftests"
+echo "logs: $BUILD/<target>$VARIANT/logs, guest output: $BUILD/<target>$VARIANT/run-selftests (target: <base> on x86_64, <base>-<arch> otherwise)"
 if [ "$DEBUG" = 1 ]; then
 	echo "check-patches: not run (DEBUG=1)"
 else

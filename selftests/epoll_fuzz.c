@@ -195,9 +195,15 @@
 			   EPOLLWAKEUP | EPOLLET | EPOLLEXCLUSIVE | \
 			   EPOLLROUNDROBIN)
 
-/* The kernel's EP_MAX_EVENTS, the bound on maxevents. */
+/*
+ * The kernel's EP_MAX_EVENTS, the bound on maxevents: INT_MAX over the
+ * size of its struct epoll_event, which is the C library's on every ABI
+ * (packed, 12 bytes, on x86; 16 on arm64).
+ */
+#ifdef __x86_64__	/* and x32; i386's is packed the same way */
 static_assert(sizeof(struct epoll_event) == 12, "the kernel's layout");
-#define EP_MAX_EVENTS	(INT_MAX / 12)
+#endif
+#define EP_MAX_EVENTS	((int)(INT_MAX / sizeof(struct epoll_event)))
 
 /*
  * access_ok() takes an events array that ends at or below this address
@@ -205,10 +211,13 @@ static_assert(sizeof(struct epoll_event) == 12, "the kernel's layout");
  * not (5-level paging, and on 6.12 USER_PTR_MAX, move the limit).  The
  * 32-bit build runs under the 64-bit kernels of both bases, whose limit
  * for a compat task is the same 47-bit one: no 32-bit array ends that
- * high.
+ * high.  arm64's user space is at least 39 bits (VA_BITS_39; the guest's
+ * kernel has 48 for user space), so 1 << 38 is sure there.
  */
 #ifdef __x86_64__
 #define USER_SURE_TOP	0x7fff00000000ULL
+#elif defined(__aarch64__)
+#define USER_SURE_TOP	(1ULL << 38)
 #else
 #define USER_SURE_TOP	(1ULL << 40)
 #endif

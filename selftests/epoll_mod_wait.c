@@ -2138,8 +2138,11 @@ FIXTURE_VARIANT_ADD(args, events_null) {
 FIXTURE_VARIANT_ADD(args, events_unmapped) {
 	.err = EFAULT, .ran = true, .events = MEM_UNMAPPED,
 };
-/* events is a 64-bit field: x32 names the kernel address as x86_64 does */
-#ifdef __x86_64__
+/*
+ * events is a 64-bit field: x32 names the kernel address as x86_64 does,
+ * and so does every 64-bit build
+ */
+#if defined(__x86_64__) || defined(__LP64__)
 FIXTURE_VARIANT_ADD(args, events_kernel) {
 	.err = EFAULT, .events = MEM_KERNEL,
 };
@@ -2352,7 +2355,10 @@ FIXTURE_VARIANT_ADD(args, ok_boottime)	{ .ret = 1, CLOCK(CLOCK_BOOTTIME) };
  */
 static struct epoll_event static_ev[4];
 
-/* A kernel address, which access_ok() refuses (x86_64 and x32). */
+/*
+ * A kernel address, which access_ok() refuses (x86_64 and x32: the direct
+ * map; arm64: the upper half, TTBR1's, whatever VA_BITS).
+ */
 #define KERNEL_ADDR	0xffff888000000000ULL
 
 FIXTURE_SETUP(args)
