@@ -378,14 +378,6 @@ probe_accel() {
 	cat "$cache"
 }
 
-# qemu_channels: the arch's console and result channel (QEMU_CHANNELS),
-# written to this run's files.
-qemu_channels() {
-	local ch=${QEMU_CHANNELS//@CONSOLE@/$RUN/console.log}
-
-	echo "${ch//@RESULT@/$RUN/results.log}"
-}
-
 run_qemu() {
 	local accel=$1 cpu=$QEMU_CPU_TCG
 
@@ -396,7 +388,7 @@ run_qemu() {
 		-smp "$QEMU_SMP" -m "$QEMU_MEM" \
 		-kernel "$BDIR/bzImage" -initrd "$INITRD" \
 		-append "$KCMDLINE_CONSOLE $KCMDLINE_POLICY epoll.job=$job ${KCMDLINE_EXTRA:-}" \
-		$(qemu_channels)
+		$(qemu_channels "$RUN/console.log" "$RUN/results.log")
 }
 
 # Console lines that fail a run wherever they appear (x86's and arm64's

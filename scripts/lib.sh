@@ -144,6 +144,14 @@ load_base() {
 	return 0
 }
 
+# qemu_channels CONSOLE RESULT: the QEMU options of the loaded arch's
+# console and result channel (QEMU_CHANNELS), written to those files.
+qemu_channels() {
+	local ch=${QEMU_CHANNELS//@CONSOLE@/$1}
+
+	echo "${ch//@RESULT@/$2}"
+}
+
 # fragment_names: the kernel-config/ fragments of the loaded base, arch and
 # variant, in merge order (later ones win), those that exist only.
 fragment_names() {

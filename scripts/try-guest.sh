@@ -23,7 +23,7 @@ load_base "$base"
 dir=$(mktemp -d /tmp/try-guest.XXXXXX)
 root=$dir/root
 mkdir -p "$root"/{bin,dev,proc,sys,tmp,t,jobs}
-cp "$(command -v busybox)" "$root/bin/busybox"
+cp "$BUSYBOX" "$root/bin/busybox"
 sed -e "s|@RESULT_TTY@|$RESULT_TTY|" -e "s|@RESULT_TTY_MAJMIN@|$RESULT_TTY_MAJMIN|" \
 	"$TOP/scripts/guest/init" >"$root/init"
 for f in "$@"; do
@@ -36,7 +36,7 @@ timeout -k 10 "${BOOT_TIMEOUT:-900}" "$QEMU_BIN" -nodefaults -display none \
 	-no-reboot -machine "$QEMU_MACHINE,accel=${ACCEL:-tcg}" -cpu "$QEMU_CPU_TCG" \
 	-smp "$QEMU_SMP" -m "$QEMU_MEM" -kernel "$BDIR/bzImage" -initrd "$dir/initrd" \
 	-append "$KCMDLINE_CONSOLE $KCMDLINE_POLICY epoll.job=try" \
-	-serial "file:$dir/console.log" -serial "file:$dir/result.log"
+	$(qemu_channels "$dir/console.log" "$dir/result.log")
 sed -i 's/\r$//' "$dir/result.log" "$dir/console.log"
 cat "$dir/result.log"
 echo "--- console: $dir/console.log (splat lines below, if any)"
