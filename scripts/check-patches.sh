@@ -14,6 +14,8 @@
 #     patch notes (" - TYPE: why", below the "---");
 #   - the selftest patches are what scripts/selftest-patches.sh generates
 #     from selftests/, and the tests build in the tree of "git am";
+#   - scripts/check-retries.sh: the guest's rerun of mainline's racy
+#     tests (selftests/retries-allowed.txt) forgives nothing else;
 #   - with CHECK_BISECT=1 (slow, not in CI), every prefix of the series
 #     builds a bzImage.
 #
@@ -218,5 +220,7 @@ for b in ${*:-${BASES:-v3.19 6.12}}; do
 done
 "$TOP/scripts/posting.sh" --check ${*:-${BASES:-v3.19 6.12}} || rc=1
 "$TOP/scripts/man-pages-patches.sh" --check || rc=1
+# the rerun of mainline's racy tests forgives only what it may
+"$TOP/scripts/check-retries.sh" || rc=1
 exit $rc
 }

@@ -1,0 +1,107 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# check-retries.sh: the rerun of mainline's racy tests must forgive only
+# what selftests/retries-allowed.txt allows, and only when every rerun
+# passes.  Runs scripts/guest/retry-failed (under busybox sh, as in the
+# guest) and scripts/check-results.py on made-up runner output, with a fake
+# test binary whose reruns pass or fail on demand.  Part of make
+# check-patches; needs no kernel.
+
+. "$(dirname "$0")/lib.sh"
+
+{
+tmp=$(mktemp -d /tmp/check-retries.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+sh=sh
+[ -x /bin/busybox ] && sh="/bin/busybox sh"
+fails=0
+
+# the fake epoll_wakeup_test: "-r NAME" runs NAME; rerun number
+# $FAIL_RERUN (if set) fails
+mkdir -p "$tmp/bin"
+cat >"$tmp/bin/epoll_wakeup_test" <<'EOF'
+#!/bin/sh
+n=$(($(cat "$COUNTER" 2>/dev/null || echo 0) + 1))
+echo $n >"$COUNTER"
+echo "TAP version 13"
+echo "1..1"
+if [ "$n" = "${FAIL_RERUN:-0}" ]; then
+	echo "not ok 1 $2"
+	exit 1
+fi
+echo "ok 1 $2"
+EOF
+chmod +x "$tmp/bin/epoll_wakeup_test"
+printf '%s epoll_wakeup_test 3\n' 6.12 6.12-arm64 v3.19 >"$tmp/manifest"
+
+# runner_out FAILED-TEST TOP-TAIL: the runner's TAP for one binary of three
+# tests, one of which (FAILED-TEST) failed
+runner_out() {
+	cat <<EOF
+TAP version 13
+1..1
+# timeout set to 45
+# selftests: filesystems/epoll: epoll_wakeup_test
+# TAP version 13
+# 1..3
+# ok 1 global.epoll1
+# not ok 2 $1
+# ok 3 global.epoll2
+# # Totals: pass:2 fail:1 xfail:0 xpass:0 skip:0 error:0
+not ok 1 selftests: filesystems/epoll: epoll_wakeup_test $2
+EOF
+}
+
+# case NAME TARGET FAILED-TEST TOP-TAIL FAIL-RERUN WANT-GUEST WANT-HOST [REGEX]
+# WANT-*: 0 forgiven/pass, 1 not; REGEX must appear in the host's output
+case_() {
+	local name=$1 target=$2 failed=$3 tail=$4 rerun=$5 wguest=$6 whost=$7 re=${8:-}
+	local d=$tmp/$name grc hrc
+	mkdir -p "$d"
+	runner_out "$failed" "$tail" >"$d/kselftest.out"
+	python3 "$TOP/scripts/check-results.py" --retries "$target" >"$d/retry"
+	RETRY_LIST=$d/retry KSFT_OUT=$d/kselftest.out KSFT_FAILED=$d/failed \
+	KSFT_DIR=$tmp/bin COUNTER=$d/counter FAIL_RERUN=$rerun \
+		$sh -c ". '$TOP/scripts/guest/retry-failed'; retry_failed" >"$d/retry.out"
+	grc=$?
+	cat "$d/kselftest.out" "$d/retry.out" >"$d/results.log"
+	MANIFEST=$tmp/manifest python3 "$TOP/scripts/check-results.py" \
+		"$target" "$d/results.log" >"$d/host.out" 2>&1
+	hrc=$?
+	[ $grc = 0 ] || grc=1
+	if [ $grc != "$wguest" ] || [ $hrc != "$whost" ] ||
+	   { [ -n "$re" ] && ! grep -qE "$re" "$d/host.out"; }; then
+		echo "not ok: $name: guest $grc (want $wguest), host $hrc (want $whost)${re:+, /$re/}"
+		sed 's/^/    /' "$d/retry.out" "$d/host.out"
+		fails=$((fails + 1))
+	else
+		echo "ok: $name"
+	fi
+}
+
+case_ flaky-forgiven       6.12       global.epoll58 '# exit=1' 0 0 0 '^manifest: retried: epoll_wakeup_test: global.epoll58'
+case_ flaky-arm64          6.12-arm64 global.epoll16 '# exit=1' 0 0 0 'passed 3 of 3'
+case_ rerun-fails-once     6.12       global.epoll58 '# exit=1' 2 1 1 'passed only 2 of 3 reruns'
+case_ not-on-the-list      6.12       global.epoll1  '# exit=1' 0 1 1 'failed: global.epoll1'
+case_ not-for-this-base    v3.19      global.epoll58 '# exit=1' 0 1 1 'failed: global.epoll58'
+case_ binary-timed-out     6.12       global.epoll58 '# TIMEOUT 45 seconds' 0 1 1 'the binary failed'
+
+# a retry line the guest did not earn (forged, or from a stale list) is
+# named by the host, and does not make the run pass
+d=$tmp/forged
+mkdir -p "$d"
+{ runner_out global.epoll1 '# exit=1'
+  echo "# retry: epoll_wakeup_test global.epoll1: passed 3 of 3 reruns"; } >"$d/results.log"
+if MANIFEST=$tmp/manifest python3 "$TOP/scripts/check-results.py" 6.12 \
+	"$d/results.log" >"$d/host.out" 2>&1 ||
+   ! grep -q 'global.epoll1 was rerun but is not in retries-allowed.txt' "$d/host.out"; then
+	echo "not ok: forged-retry"; sed 's/^/    /' "$d/host.out"; fails=$((fails + 1))
+else
+	echo "ok: forged-retry"
+fi
+
+[ $fails = 0 ] && echo "check-retries: pass" && exit 0
+echo "check-retries: $fails case(s) FAILED"
+exit 1
+}
