@@ -21,8 +21,9 @@ for BASE (or BASE-ARCH, the manifest's key for a guest other than x86_64):
     allows that skip on this base, with a reason;
   - except that a failed test listed in selftests/retries-allowed.txt for
     this target (mainline's racy tests only) counts as passed when the guest
-    reran it alone and it passed all RERUNS reruns ("# retry: BINARY TEST:
-    passed N of N reruns"); it is named in the output, never silently.
+    reran it alone RERUNS times and it passed at least RERUN_PASS of them
+    ("# retry: BINARY TEST: passed N of 5 reruns"); it is named in the
+    output, never silently.
 
     check-results.py --retries TARGET            the "binary test" lines the
                                                  guest may rerun
@@ -41,8 +42,10 @@ MANIFEST = os.environ.get('MANIFEST') or \
     os.path.join(TOP, 'selftests', 'manifest.txt')
 ALLOWED = os.path.join(TOP, 'selftests', 'skips-allowed.txt')
 RETRIES = os.path.join(TOP, 'selftests', 'retries-allowed.txt')
-# every rerun must pass (scripts/guest/run-selftests runs this many)
-RERUNS = 3
+# scripts/guest/retry-failed reruns a failed, allowed test RERUNS times and
+# forgives it when at least RERUN_PASS reruns pass (the same two numbers)
+RERUNS = 5
+RERUN_PASS = 4
 
 BIN_RE = re.compile(r'^# selftests: (?:filesystems/)?epoll: (\S+)$')
 NESTED_RE = re.compile(r'^# (not )?ok \d+ (.*)$')
@@ -135,7 +138,7 @@ def allowed_retries(target):
 
 
 def forgive_retries(target, bins):
-    """Count a failed, allowed test that passed every rerun as passed; a
+    """Count a failed, allowed test that passed its reruns as passed; a
     binary whose runner line failed for such tests alone ("# exit=1", the
     harness's status for failed tests) is then ok.  Returns the notes."""
     notes = []
@@ -150,9 +153,10 @@ def forgive_retries(target, bins):
                 notes.append(f'{binary}: {name} was rerun but is not in '
                              f'{os.path.basename(RETRIES)} for {target}')
                 continue
-            if runs != RERUNS or passed != runs:
+            if runs != RERUNS or passed < RERUN_PASS:
                 notes.append(f'{binary}: {name} failed, and passed only '
-                             f'{passed} of {runs} reruns ({RERUNS} must pass)')
+                             f'{passed} of {runs} reruns ({RERUN_PASS} of '
+                             f'{RERUNS} must pass)')
                 continue
             b['fail'].remove(name)
             b['pass'] += 1
