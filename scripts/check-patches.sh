@@ -14,6 +14,8 @@
 #     patch notes (" - TYPE: why", below the "---");
 #   - the selftest patches are what scripts/selftest-patches.sh generates
 #     from selftests/, and the tests build in the tree of "git am";
+#   - every mutant of make mutants (selftests/mutants/BASE/*.patch) still
+#     applies, without fuzz, to the tree of "git am";
 #   - scripts/check-retries.sh: the guest's rerun of mainline's racy
 #     tests (selftests/retries-allowed.txt) forgives nothing else;
 #   - with CHECK_BISECT=1 (slow, not in CI), every prefix of the series
@@ -177,6 +179,25 @@ bisect_builds() {
 	done
 }
 
+# check_mutants BASE: each selftests/mutants/BASE/*.patch applies, without
+# fuzz, to the tree git_am_tree made.  A series edit that moves the code a
+# mutant plants its bug in must bring the mutant along; otherwise make
+# mutants, which CI does not run, reports it "n/a" instead of killed.
+check_mutants() {
+	local b=$1 p bad=0 n=0
+
+	for p in "$TOP/selftests/mutants/$b"/*.patch; do
+		[ -e "$p" ] || continue
+		n=$((n + 1))
+		patch -p1 --dry-run --fuzz=0 -s -f -d "$BUILD/$b/check/git" \
+			<"$p" >/dev/null 2>&1 && continue
+		echo "$b: mutant $(basename "$p") does not apply to the series (make mutants would call it n/a)"
+		bad=1
+	done
+	[ $bad = 0 ] && echo "$b: all $n mutants apply to the series"
+	return $bad
+}
+
 check_base() {
 	local b=$1 n=0 m kind name bad=0 t1 t2
 
@@ -207,6 +228,7 @@ check_base() {
 		bad=1
 	fi
 	"$TOP/scripts/check-syscall-tables.sh" "$b" "$BUILD/$b/src" || bad=1
+	check_mutants "$b" || bad=1
 	# the selftest patches are what selftests/ generates, and compile
 	"$TOP/scripts/selftest-patches.sh" --check "$b" || bad=1
 	if [ "${CHECK_BISECT:-0}" = 1 ]; then
