@@ -52,6 +52,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -1567,6 +1568,150 @@ TEST_F_TIMEOUT(clock_set, realtime_jump, TEST_TIMEOUT_S)
 		EXPECT_LT(elapsed, 3 * JUMP_WAIT_S * NSEC_PER_SEC)
 			TH_LOG("the wait took %lld ms", elapsed / NSEC_PER_MSEC);
 	}
+}
+
+/* --- time namespaces ------------------------------------------------------ */
+
+/*
+ * A deadline is read on the caller's clocks, which a time namespace offsets
+ * from the host's: here CLOCK_MONOTONIC by one hour and CLOCK_BOOTTIME by
+ * two, so that a kernel that translates a BOOTTIME deadline with the
+ * MONOTONIC offset misses by an hour.  t0 enters the namespace, then waits
+ * until 300 ms past its own now on the variant's clock (abs_*), or 300 ms
+ * (the others), with a relative timerfd (on no offset clock) armed 10 s as
+ * a backstop.  A kernel that runs a deadline on the host's clock
+ * untranslated would wait an hour more: the timerfd ends the wait with an
+ * event instead of the timeout.  One that translates it the wrong way, or
+ * twice, or translates an interval (already on the host's clock), ends the
+ * wait at once.  CLOCK_REALTIME has no offset and must not move.
+ * unshare(CLONE_NEWTIME) puts only the caller's children in the new
+ * namespace, so t0 (single-threaded, as setns() wants) joins it itself.
+ *
+ *          t0   (time namespace: MONOTONIC +1 h, BOOTTIME +2 h)
+ *           | (mw [] + wait until <clock> now + 300 ms, or 300 ms)
+ *          e0
+ *           |
+ *          tfd  (armed 10 s: the backstop)
+ *
+ * Time namespaces came with Linux 5.6: on v3.19 unshare() refuses the
+ * flag with EINVAL and the tests skip (selftests/skips-allowed.txt).
+ */
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME	0x00000080
+#endif
+#define TIMENS_MONO_S	3600
+#define TIMENS_BOOT_S	7200
+#define TIMENS_WAIT_NS	(300 * NSEC_PER_MSEC)
+
+/* Enter a new time namespace with the offsets above: 0 or -errno. */
+static int timens_enter(void)
+{
+	char buf[64];
+	int fd, len, ret;
+
+	if (unshare(CLONE_NEWTIME))
+		return -errno;
+	fd = open("/proc/self/timens_offsets", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	len = snprintf(buf, sizeof(buf), "monotonic %d 0\nboottime %d 0\n",
+		       TIMENS_MONO_S, TIMENS_BOOT_S);
+	ret = write(fd, buf, len) == len ? 0 : -errno;
+	close(fd);
+	if (ret)
+		return ret;
+	fd = open("/proc/self/ns/time_for_children", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = setns(fd, CLONE_NEWTIME) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+FIXTURE(timens) {
+	int ep, tfd;
+};
+
+FIXTURE_VARIANT(timens) {
+	clockid_t clockid;
+	bool abstime;
+};
+
+FIXTURE_VARIANT_ADD(timens, abs_monotonic) {
+	.clockid = CLOCK_MONOTONIC, .abstime = true,
+};
+FIXTURE_VARIANT_ADD(timens, abs_boottime) {
+	.clockid = CLOCK_BOOTTIME, .abstime = true,
+};
+FIXTURE_VARIANT_ADD(timens, abs_realtime) {
+	.clockid = CLOCK_REALTIME, .abstime = true,
+};
+FIXTURE_VARIANT_ADD(timens, monotonic)	{ .clockid = CLOCK_MONOTONIC, };
+FIXTURE_VARIANT_ADD(timens, boottime)	{ .clockid = CLOCK_BOOTTIME, };
+FIXTURE_VARIANT_ADD(timens, realtime)	{ .clockid = CLOCK_REALTIME, };
+
+FIXTURE_SETUP(timens)
+{
+	long long host_mono, host_boot;
+	int ret;
+
+	self->ep = -1;
+	self->tfd = -1;
+	host_mono = now_ns(CLOCK_MONOTONIC);
+	host_boot = now_ns(CLOCK_BOOTTIME);
+	ret = timens_enter();
+	if (ret == -EINVAL)
+		SKIP(return, "no time namespaces (CLONE_NEWTIME: Linux 5.6)");
+	ASSERT_EQ(0, ret) TH_LOG("entering a time namespace: %s",
+				 strerror(-ret));
+	/* The offsets must show, or the test would prove nothing. */
+	ASSERT_GE(now_ns(CLOCK_MONOTONIC) - host_mono,
+		  TIMENS_MONO_S * NSEC_PER_SEC);
+	ASSERT_GE(now_ns(CLOCK_BOOTTIME) - host_boot,
+		  TIMENS_BOOT_S * NSEC_PER_SEC);
+	self->ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_GE(self->ep, 0);
+	self->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	ASSERT_GE(self->tfd, 0);
+	ASSERT_EQ(0, ctl(self->ep, EPOLL_CTL_ADD, self->tfd, EPOLLIN,
+			 DATA(7)));
+}
+
+FIXTURE_TEARDOWN(timens)
+{
+	close_fd(&self->tfd);
+	close_fd(&self->ep);
+}
+
+TEST_F_TIMEOUT(timens, wait, TEST_TIMEOUT_S)
+{
+	struct epoll_wait_spec spec;
+	struct epoll_event ev[1];
+	long long t0, end, elapsed;
+	int ret;
+
+	t0 = now_ns(CLOCK_MONOTONIC);
+	set_spec(&spec, ev, 1, variant->clockid, 0, TIMENS_WAIT_NS);
+	if (variant->abstime) {
+		end = now_ns(variant->clockid) + TIMENS_WAIT_NS;
+		spec.flags = EPOLL_WAIT_ABSTIME;
+		spec.timeout.tv_sec = end / NSEC_PER_SEC;
+		spec.timeout.tv_nsec = end % NSEC_PER_SEC;
+	}
+	ASSERT_EQ(0, arm_timer(self->tfd, LONG_WAIT_S * NSEC_PER_SEC));
+	ret = mw(self->ep, 0, 0, NULL, &spec);
+	elapsed = now_ns(CLOCK_MONOTONIC) - t0;
+	ksft_print_msg("timens: clock=%d%s waited %lld ms of %lld\n",
+		       (int)variant->clockid,
+		       variant->abstime ? " (deadline)" : "",
+		       elapsed / NSEC_PER_MSEC, TIMENS_WAIT_NS / NSEC_PER_MSEC);
+	EXPECT_EQ(0, ret)
+		TH_LOG("the backstop timer ended the wait: it ran an hour long");
+	EXPECT_GE(elapsed, TIMENS_WAIT_NS)
+		TH_LOG("the wait ended %lld ms early",
+		       (TIMENS_WAIT_NS - elapsed) / NSEC_PER_MSEC);
+	EXPECT_LT(elapsed, FAST_NS)
+		TH_LOG("the wait took %lld ms", elapsed / NSEC_PER_MSEC);
 }
 
 /* --- signal mask ---------------------------------------------------------- */

@@ -25,6 +25,7 @@
  *   rr EPOLLROUNDROBIN, ! the rejected request
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -643,6 +644,141 @@ TEST_F_TIMEOUT(no_leak, edge, TEST_TIMEOUT_S)
 {
 	run_no_leak(_metadata, &self->s, variant->src, variant->cond,
 		    true);
+}
+
+/*
+ * Only epoll's own exclusive entries join a round-robin rotation.  A
+ * thread blocked in accept() waits with an exclusive entry of another kind:
+ * its wake function (autoremove_wake_function()) unlinks it.  It must keep
+ * its place and its kind when a round-robin item is added to the listener
+ * while it sleeps (the walk of the queued entries that makes epoll's plain
+ * exclusive peers rotate), and when it goes back to sleep behind that item.
+ * Marked round-robin, it would be "rotated" by the wakeup that unlinks it:
+ * the kernel warns (the guest's console check fails the run on that too),
+ * and here TAINT_WARN appears.  Nothing waits on e0, so each connection
+ * goes to t1 in both rounds.
+ *
+ *        t1 (accept, blocking)      t0
+ *           \                        | (ctl ADD x rr, then connect)
+ *            \      e0 (x rr, no waiter)
+ *             \    /
+ *              lsk   (TCP listener on 127.0.0.1)
+ */
+#define TAINT_WARN_BIT	9	/* TAINT_WARN: a WARN() fired since boot */
+
+/* The kernel's taint mask, or -1 if it cannot be read. */
+static long kernel_taint(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/tainted", "re");
+	long taint = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &taint) != 1)
+			taint = -1;
+		fclose(f);
+	}
+	return taint;
+}
+
+struct acceptor {
+	int lsk;
+	int done;	/* eventfd: 1 per accept() that returned */
+	int fd;		/* what the last accept() returned, or -errno */
+	pid_t tid;
+};
+
+/* Helper thread: one blocking accept() per round. */
+static void *acceptor_fn(void *arg)
+{
+	struct acceptor *a = arg;
+	uint64_t one = 1;
+	int round;
+
+	__atomic_store_n(&a->tid, thread_tid(), __ATOMIC_RELEASE);
+	for (round = 0; round < 2; round++) {
+		a->fd = accept4(a->lsk, NULL, NULL, SOCK_CLOEXEC);
+		if (a->fd < 0)
+			a->fd = -errno;
+		if (write(a->done, &one, sizeof(one)) != sizeof(one) ||
+		    a->fd < 0)
+			break;
+	}
+	return NULL;
+}
+
+/* Wait until the acceptor sleeps in accept(): 0, or -ETIMEDOUT. */
+static int acceptor_asleep(struct acceptor *a)
+{
+	long long deadline = wk_now_ms() + WAIT_MS;
+
+	while (wk_now_ms() < deadline) {
+		if (__atomic_load_n(&a->tid, __ATOMIC_ACQUIRE) &&
+		    thread_state(a->tid) == 'S')
+			return 0;
+		usleep(1000);
+	}
+	return -ETIMEDOUT;
+}
+
+/* Connect to the listener and wait for the acceptor to take it. */
+static void accept_round(struct __test_metadata *_metadata,
+			 struct acceptor *a, const struct sockaddr_in *addr,
+			 int round)
+{
+	struct pollfd pfd = { .fd = a->done, .events = POLLIN };
+	uint64_t n;
+	int c;
+
+	ASSERT_EQ(0, acceptor_asleep(a))
+		TH_LOG("round %d: t1 never slept in accept()", round);
+	c = wk_tcp_connect(addr);
+	ASSERT_GE(c, 0) TH_LOG("connect: %s", strerror(-c));
+	ASSERT_EQ(1, poll(&pfd, 1, WAIT_MS))
+		TH_LOG("round %d: the blocked accept() was not woken", round);
+	ASSERT_EQ((ssize_t)sizeof(n), read(a->done, &n, sizeof(n)));
+	close(c);
+	ASSERT_GE(a->fd, 0)
+		TH_LOG("round %d: accept(): %s", round, strerror(-a->fd));
+	close(a->fd);
+}
+
+TEST(accept_waiter_keeps_its_kind)
+{
+	struct acceptor a = { .lsk = -1, .done = -1 };
+	struct sockaddr_in addr;
+	pthread_t thr;
+	long taint;
+	int ep, ret;
+
+	taint = kernel_taint();
+	ASSERT_GE(taint, 0) TH_LOG("cannot read /proc/sys/kernel/tainted");
+	if (taint & (1L << TAINT_WARN_BIT))
+		SKIP(return, "the kernel has warned before: TAINT_WARN cannot tell");
+	ret = wk_tcp_listener(&addr);
+	if (ret == -EAFNOSUPPORT)
+		SKIP(return, "no IPv4 support");
+	ASSERT_GE(ret, 0) TH_LOG("listener: %s", strerror(-ret));
+	a.lsk = ret;
+	ASSERT_EQ(0, fcntl(a.lsk, F_SETFL, 0));		/* blocking accept() */
+	a.done = eventfd(0, EFD_CLOEXEC);
+	ASSERT_GE(a.done, 0);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_GE(ep, 0);
+	ASSERT_EQ(0, pthread_create(&thr, NULL, acceptor_fn, &a));
+
+	/* Round 1: t1 is queued on lsk before the round-robin item. */
+	ASSERT_EQ(0, acceptor_asleep(&a));
+	ASSERT_EQ(0, ctl(ep, EPOLL_CTL_ADD, a.lsk, EPOLLIN | XRR, 0));
+	accept_round(_metadata, &a, &addr, 1);
+	/* Round 2: t1 goes back to sleep behind it. */
+	accept_round(_metadata, &a, &addr, 2);
+
+	ASSERT_EQ(0, pthread_join(thr, NULL));
+	EXPECT_EQ(0, kernel_taint() & (1L << TAINT_WARN_BIT))
+		TH_LOG("the kernel warned: a blocked accept() was made round-robin");
+	close(ep);
+	close(a.done);
+	close(a.lsk);
 }
 
 /*
