@@ -21,6 +21,9 @@ BASES=${BASES:-"v3.19 6.12"}
 S=$TOP/scripts
 RESULTS=${RESULTS:-$TOP/results}
 export STRESS_SECS=${STRESS_SECS:-600}
+# the commit the results come from, taken when the run starts
+RUN_REV=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
+git -C "$TOP" diff --quiet HEAD 2>/dev/null || RUN_REV="$RUN_REV+dirty"
 rm -f "$TIMINGS"
 mkdir -p "$BUILD"
 # the run itself plus boot, scans and a margin for a slow debug kernel
@@ -52,6 +55,7 @@ for b in $BASES; do
 	mkdir -p "$RESULTS/$b"
 	{
 		echo "# make stress on $b: $(date -u +%F), $(nproc) host cores, $(sed -n 's/^accel=//p' "$d/run-stress/summary")"
+		echo "# commit: $RUN_REV, STRESS_SECS=$STRESS_SECS"
 		echo "# source: $(cat "$d/source-version"), kernel-config: common $b debug debug-$b"
 		echo "# result: ${state[$b]}"
 		sed 's/^/# /' "$d/run-stress/summary"
