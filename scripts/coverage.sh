@@ -24,8 +24,7 @@ BASES=${BASES:-$ALL_BASES}
 S=$TOP/scripts
 RESULTS=${RESULTS:-$TOP/results}
 REASONS=$TOP/selftests/coverage-reasons.txt
-REV=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
-[ -n "$(git -C "$TOP" status --porcelain --untracked-files=no 2>/dev/null)" ] && REV="$REV+dirty"
+REV=$(tree_rev)
 T0=$(date +%s)
 rm -f "$TIMINGS"
 mkdir -p "$BUILD"

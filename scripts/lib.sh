@@ -163,6 +163,17 @@ fragment_names() {
 	return 0
 }
 
+# tree_rev: this checkout's short commit, with "+dirty" when tracked files
+# differ from it; every result file names the commit it came from.
+tree_rev() {
+	local rev
+
+	rev=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
+	[ -n "$(git -C "$TOP" status --porcelain --untracked-files=no 2>/dev/null)" ] &&
+		rev="$rev+dirty"
+	echo "$rev"
+}
+
 # Content hash of files, for "did the input change" stamps.
 hash_files() { cat "$@" 2>/dev/null | sha256sum | cut -c1-16; }
 

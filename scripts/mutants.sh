@@ -77,9 +77,7 @@ MUTANTS_SRC=${MUTANTS_SRC:-shared}
 export BOOT_TIMEOUT=${BOOT_TIMEOUT:-1200}
 T0=$(date +%s)
 # The commit this run tests, recorded on each results/mutants/BASE.tsv row.
-RUN_REV=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
-[ -n "$(git -C "$TOP" status --porcelain --untracked-files=no 2>/dev/null)" ] &&
-	RUN_REV="$RUN_REV+dirty"
+RUN_REV=$(tree_rev)
 # per base: done, running (then interrupted), or why it was not run
 declare -A state
 REPORT_DUE=0
@@ -637,9 +635,7 @@ write_report() {
 	local out=$RESULTS/mutants.md b d rev name desc expect verdict killers secs
 	local k s o total tsv stale shown unrun
 
-	rev=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
-	[ -n "$(git -C "$TOP" status --porcelain --untracked-files=no 2>/dev/null)" ] &&
-		rev="$rev+dirty"
+	rev=$(tree_rev)
 	mkdir -p "$RESULTS"
 	{
 		echo "# Mutation testing of the selftests"

@@ -22,8 +22,7 @@ S=$TOP/scripts
 RESULTS=${RESULTS:-$TOP/results}
 export STRESS_SECS=${STRESS_SECS:-600}
 # the commit the results come from, taken when the run starts
-RUN_REV=$(git -C "$TOP" rev-parse --short HEAD 2>/dev/null || echo unknown)
-git -C "$TOP" diff --quiet HEAD 2>/dev/null || RUN_REV="$RUN_REV+dirty"
+RUN_REV=$(tree_rev)
 rm -f "$TIMINGS"
 mkdir -p "$BUILD"
 # the run itself plus boot, scans and a margin for a slow debug kernel
