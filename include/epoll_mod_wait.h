@@ -82,8 +82,15 @@ struct epoll_wait_spec {
 /* A pointer, as the 64-bit fields above carry it. */
 #define EPOLL_MOD_PTR(p)	((uint64_t)(uintptr_t)(p))
 
-/* The kernel's sigset size (glibc's sigset_t is larger: pass this). */
+/*
+ * The kernel's sigset size, _NSIG / 8 (glibc's sigset_t is larger: pass
+ * this): 8 bytes, but 16 on MIPS, whose kernel has 128 signals.
+ */
+#if defined(__mips__)
+#define EPOLL_MOD_SIGSETSIZE	(128 / 8)
+#else
 #define EPOLL_MOD_SIGSETSIZE	(64 / 8)
+#endif
 
 _Static_assert(sizeof(struct epoll_mod_cmd) == 32, "epoll_mod_cmd layout");
 _Static_assert(sizeof(struct epoll_wait_spec) == EPOLL_WAIT_SPEC_SIZE_VER0,

@@ -26,7 +26,9 @@
 #
 # Variables:
 #   BASES="v3.19 6.12"   bases to run
-#   MUTANTS="glob ..."   mutants to run, shell globs on NN-name (default *)
+#   MUTANTS="glob ..."   mutants to run, shell globs on NN-name (default:
+#                        every mutant without a current row, see below;
+#                        MUTANTS='*' runs them all)
 #   BOOT_TIMEOUT=1200    host bound on each guest, in seconds
 #   MUTANTS_BASELINE=0   skip the baseline boot
 #   MUTANTS_FAILFAST=0   run every selftest binary for each mutant (by
@@ -39,7 +41,15 @@
 #   MUTANTS_FORCE=1      run even though make test/stress/bench seems to run
 #   MUTANTS_APPEND=1     keep the rows of earlier runs in results/mutants/BASE.tsv and
 #                        replace only those of the mutants run now (each
-#                        row names the commit it ran at)
+#                        row names the commit it ran at); the default when
+#                        MUTANTS is not set
+#
+# A row is current only while both hashes it records still hold: the
+# mutant's diff (its header aside) and the base's kernel patches (the
+# series' selftests-only patches aside).  A row without them, or of a
+# mutant file that is gone, is stale: reported, never counted, and rerun
+# by the next plain "make mutants"; rows of removed mutants are dropped
+# (git keeps them).
 #   DEBUG=1              use the debug kernels (build/mutants/BASE-debug)
 #
 # "scripts/mutants.sh --report" rewrites results/mutants.md from what
@@ -72,7 +82,13 @@ S=$TOP/scripts
 RESULTS=${RESULTS:-$TOP/results}
 ALL_BASES="v3.19 6.12"
 BASES=${BASES:-$ALL_BASES}
-MUTANTS=${MUTANTS:-*}
+# No MUTANTS: run what has no current row, keeping the other rows.
+if [ -z "${MUTANTS:-}" ]; then
+	MUTANTS_STALE_ONLY=1
+	MUTANTS='*'
+	MUTANTS_APPEND=1
+fi
+MUTANTS_STALE_ONLY=${MUTANTS_STALE_ONLY:-0}
 MUTANTS_SRC=${MUTANTS_SRC:-shared}
 export BOOT_TIMEOUT=${BOOT_TIMEOUT:-1200}
 T0=$(date +%s)
@@ -464,8 +480,16 @@ boot() {
 	return $rc
 }
 
+# tsv_base TSV: the base whose rows results/mutants/BASE$VARIANT.tsv holds
+tsv_base() {
+	local b
+
+	b=$(basename "$1" .tsv)
+	echo "${b%"$VARIANT"}"
+}
+
 # tsv_row TSV NAME DESC EXPECT VERDICT KILLERS SECS: NAME's row, at this
-# run's commit, replacing an earlier run's row of the same name.
+# run's commit and with row_hash (TSV is results/mutants/BASE.tsv), replacing an earlier run's row of the same name.
 tsv_row() {
 	local tsv=$1 name=$2
 
@@ -473,7 +497,8 @@ tsv_row() {
 	if [ -s "$tsv" ]; then
 		awk -F'\t' -v n="$name" '$1 != n' "$tsv" >"$tsv.new" && mv "$tsv.new" "$tsv"
 	fi
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$@" "$RUN_REV" >>"$tsv"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$@" "$RUN_REV" \
+		"$(row_hash "$(tsv_base "$tsv")" "$name")" >>"$tsv"
 }
 
 # run_mutant BASE PATCH IDX TOTAL: one mutant, one results/mutants/BASE.tsv line.
@@ -552,6 +577,10 @@ run_base() {
 	for p in "$TOP/selftests/mutants/$b"/*.patch; do
 		[ -e "$p" ] || continue
 		name=$(basename "$p" .patch)
+		if [ "$MUTANTS_STALE_ONLY" = 1 ] &&
+		   ! mutant_stale "$b" "$name" "$(awk -F'\t' -v n="$name" '$1 == n { r = $8 } END { print r }' "$(mtsv "$b")" 2>/dev/null)"; then
+			continue
+		fi
 		for g in "${globs[@]}"; do
 			# shellcheck disable=SC2053
 			if [[ $name == $g || $name.patch == $g ]]; then
@@ -560,6 +589,13 @@ run_base() {
 			fi
 		done
 	done
+	# rows of mutants that are gone: git keeps them
+	if [ -s "$(mtsv "$b")" ]; then
+		awk -F'\t' -v dir="$TOP/selftests/mutants/$b" '
+			$1 == "baseline" { print; next }
+			{ f = dir "/" $1 ".patch"; if ((getline line < f) > 0) print; close(f) }' \
+			"$(mtsv "$b")" >"$(mtsv "$b").new" && mv "$(mtsv "$b").new" "$(mtsv "$b")"
+	fi
 	if [ ${#sel[@]} = 0 ]; then
 		warn "$b: no mutant in selftests/mutants/$b matches MUTANTS='$MUTANTS'"
 		state[$b]="no mutant selected"
@@ -604,16 +640,36 @@ run_base() {
 
 # --- report --------------------------------------------------------------------
 
-# mutant_stale BASE NAME REV: true when the mutant file NAME is gone, or
-# its diff (the header aside) differs in the work tree from the one
-# committed at REV.
-mutant_stale() {
-	local f=selftests/mutants/$1/$2.patch body='/^(diff|---|\+\+\+|@@) /,0'
+# mutant_hash BASE NAME: the hash of the mutant's diff, its header aside
+# (from its first diff line to the end of the file).
+mutant_hash() {
+	sed -En '/^(diff|---|\+\+\+|@@) /,$p' "$TOP/selftests/mutants/$1/$2.patch" |
+		git hash-object --stdin | cut -c1-12
+}
 
-	[ -f "$TOP/$f" ] || return 0
-	[ -n "$3" ] && git -C "$TOP" cat-file -e "$3:$f" 2>/dev/null || return 1
-	! cmp -s <(git -C "$TOP" show "$3:$f" | sed -En "${body}p") \
-		<(sed -En "${body}p" "$TOP/$f")
+# series_hash BASE: the hash of BASE's kernel patches, in series order
+# (a selftests-only patch changes what tests run, not what a mutant
+# breaks).
+series_hash() {
+	local p dir=$TOP/patches/$1
+
+	grep -v '^[[:space:]]*\(#\|$\)' "$dir/series" | while read -r p; do
+		selftests_only "$dir/$p" || cat "$dir/$p"
+	done | git hash-object --stdin | cut -c1-12
+}
+
+# row_hash BASE NAME: what a row of NAME records, "mutant:series"
+row_hash() {
+	[ -f "$TOP/selftests/mutants/$1/$2.patch" ] || return 0
+	echo "$(mutant_hash "$1" "$2"):$(series_hash "$1")"
+}
+
+# mutant_stale BASE NAME HASH: true unless the mutant file NAME exists and
+# HASH, the row's, is what row_hash gives now.
+mutant_stale() {
+	[ -f "$TOP/selftests/mutants/$1/$2.patch" ] || return 0
+	[ -n "$3" ] && [ "$3" = "$(row_hash "$1" "$2")" ] && return 1
+	return 0
 }
 
 # mutants_not_in BASE TSV: the current mutants with no up-to-date row
@@ -623,8 +679,8 @@ mutants_not_in() {
 	for f in "$TOP"/selftests/mutants/"$1"/*.patch; do
 		[ -e "$f" ] || continue
 		name=$(basename "$f" .patch)
-		rev=$(awk -F'\t' -v n="$name" '$1 == n { r = $7 } END { print r }' "$2")
-		if [ -z "$rev" ] || mutant_stale "$1" "$name" "$rev"; then
+		rev=$(awk -F'\t' -v n="$name" '$1 == n { r = $8 } END { print r }' "$2")
+		if mutant_stale "$1" "$name" "$rev"; then
 			list="$list${list:+, }$name"
 		fi
 	done
@@ -682,12 +738,13 @@ write_report() {
 			echo "| mutant | description | expected killer | result | killing tests (first few) | seconds | commit |"
 			echo "| --- | --- | --- | --- | --- | ---: | --- |"
 			k=0; s=0; o=0; total=0; stale=0
-			while IFS=$'\t' read -r name desc expect verdict killers secs rev; do
+			while IFS=$'\t' read -r name desc expect verdict killers secs rev hash; do
 				shown=$verdict
-				# A row only counts for the mutant file it ran: one
-				# rewritten or removed since is reported, not scored.
-				if [ "$name" != baseline ] && mutant_stale "$b" "$name" "$rev"; then
-					shown="$verdict (stale: mutant changed or removed since $rev)"
+				# A row only counts for the mutant and the series it
+				# ran against: one changed or removed since is
+				# reported, not scored.
+				if [ "$name" != baseline ] && mutant_stale "$b" "$name" "$hash"; then
+					shown="$verdict (stale: mutant or series changed or mutant removed since $rev)"
 				fi
 				printf '| %s | %s | %s | **%s** | %s | %s | %s |\n' "$name" \
 					"$(md_escape <<<"$desc")" "$(md_escape <<<"$expect")" \
@@ -741,7 +798,7 @@ rebuild_report() {
 		out=$d/results.report.tsv
 		mkdir -p "$d"
 		: >"$out"
-		while IFS=$'\t' read -r name desc expect verdict killers secs rev; do
+		while IFS=$'\t' read -r name desc expect verdict killers secs rev hash; do
 			if { [ "$verdict" = killed ] || [ "$verdict" = inconclusive ]; } &&
 			   [ -f "$d/runs/$name/boot.log" ]; then
 				new=$d/runs/$name/new-failures
@@ -760,8 +817,8 @@ rebuild_report() {
 				fi
 				[ -n "$killers" ] || killers="(boot failed; see ${d#"$TOP"/}/runs/$name/boot.log)"
 			fi
-			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$desc" "$expect" \
-				"$verdict" "$killers" "$secs" "${rev:-?}" >>"$out"
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$desc" "$expect" \
+				"$verdict" "$killers" "$secs" "${rev:-?}" "$hash" >>"$out"
 		done <"$(mtsv "$b")"
 		state[$b]="done"
 	done

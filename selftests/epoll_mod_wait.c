@@ -49,6 +49,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -61,7 +62,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <time.h>
@@ -105,7 +108,9 @@ _Static_assert(offsetof(struct epoll_wait_spec, maxevents) == 8 &&
 	       offsetof(struct epoll_wait_spec, sigmask) == 24 &&
 	       offsetof(struct epoll_wait_spec, timeout) == 32,
 	       "struct epoll_wait_spec layout");
+#ifndef __mips__
 _Static_assert(EPOLL_MOD_SIGSETSIZE == 8, "kernel sigset is 64 bits");
+#endif
 
 #define MW_NOPROBE_ENV	"EPOLL_MOD_WAIT_NOPROBE"
 
@@ -1970,6 +1975,29 @@ TEST_F_TIMEOUT(signals, pending_before_call, TEST_TIMEOUT_S)
  *           |
  *          s0   (idle, then *)
  */
+/*
+ * EPOLL_MOD_SIGSETSIZE is the kernel's signal set size for this ABI: the
+ * one size rt_sigprocmask() takes (_NSIG / 8: 8 bytes on x86 and arm64,
+ * 16 on MIPS), not glibc's sizeof(sigset_t).
+ *
+ *   t0 (rt_sigprocmask) -> the kernel's sigset size
+ */
+TEST(sigsetsize_is_the_kernels)
+{
+	uint64_t set[16];
+
+	EXPECT_EQ(0, syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, set,
+			     EPOLL_MOD_SIGSETSIZE));
+	errno = 0;
+	EXPECT_EQ(-1, syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, set,
+			      EPOLL_MOD_SIGSETSIZE / 2));
+	EXPECT_EQ(EINVAL, errno);
+	errno = 0;
+	EXPECT_EQ(-1, syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, set,
+			      EPOLL_MOD_SIGSETSIZE * 2));
+	EXPECT_EQ(EINVAL, errno);
+}
+
 TEST_F_TIMEOUT(signals, mask_restored, TEST_TIMEOUT_S)
 {
 	uint64_t kmask = ksig(SIGUSR2);
@@ -2122,7 +2150,14 @@ enum spec_tail { TAIL_NONE, TAIL_ZERO, TAIL_NONZERO, TAIL_UNMAPPED };
 enum epfd_kind { EPFD_EPOLL, EPFD_MINUS_ONE, EPFD_CLOSED, EPFD_INT_MAX,
 		 EPFD_PIPE };
 
-enum sigmask_kind { SIGM_NONE, SIGM_OK, SIGM_UNMAPPED, SIGM_CROSS };
+/*
+ * SIGM_HIGH: a valid mask's address with 1 in the high half of the 64-bit
+ * field; SIGM_HIGH_ONLY: 1 << 32, whose low half is 0.  Neither names an
+ * address of this task's (checked with mincore()), and neither may be cut
+ * to its low half (the mask, or "no mask").
+ */
+enum sigmask_kind { SIGM_NONE, SIGM_OK, SIGM_UNMAPPED, SIGM_CROSS, SIGM_HIGH,
+		    SIGM_HIGH_ONLY };
 
 FIXTURE(args) {
 	int ep;
@@ -2403,6 +2438,17 @@ FIXTURE_VARIANT_ADD(args, sigmask_unmapped) {
 FIXTURE_VARIANT_ADD(args, sigmask_cross_unmapped) {
 	.err = EFAULT, .sigmask = SIGM_CROSS,
 };
+FIXTURE_VARIANT_ADD(args, sigmask_high_half) {
+	.err = EFAULT, .sigmask = SIGM_HIGH,
+};
+FIXTURE_VARIANT_ADD(args, sigmask_high_half_only) {
+	.err = EFAULT, .sigmask = SIGM_HIGH_ONLY,
+};
+/* the size is checked first, as for any mask that cannot be read */
+FIXTURE_VARIANT_ADD(args, order_sigsetsize_then_high_half) {
+	.err = EINVAL, .sigmask = SIGM_HIGH, .set_sigsetsize = true,
+	.sigsetsize = 16,
+};
 
 /* The order of the checks: 1, 2, 3, 4. */
 FIXTURE_VARIANT_ADD(args, order_flags_then_cmds) {
@@ -2506,6 +2552,25 @@ static struct epoll_event static_ev[4];
  */
 #define KERNEL_ADDR	0xffff888000000000ULL
 
+/*
+ * @p's low 32 bits with 1 in the high half: no address of this task's
+ * (a 32-bit task has none above 4 GiB; a 64-bit one is checked), so the
+ * kernel must fault on it, never use the low half alone.
+ */
+static uint64_t high_half(struct __test_metadata *_metadata, const void *p)
+{
+	uint64_t v = (1ULL << 32) | (uint32_t)(uintptr_t)p;
+	unsigned char vec;
+
+	if (sizeof(void *) == 8) {
+		void *page = (void *)(uintptr_t)(v & ~(uint64_t)(getpagesize() - 1));
+
+		EXPECT_EQ(-1, mincore(page, 1, &vec))
+			TH_LOG("%#llx is mapped", (unsigned long long)v);
+	}
+	return v;
+}
+
 FIXTURE_SETUP(args)
 {
 	int i;
@@ -2590,6 +2655,10 @@ TEST_F_TIMEOUT(args, checked, TEST_TIMEOUT_S)
 		spec->sigmask = EPOLL_MOD_PTR(page1);
 	else if (variant->sigmask == SIGM_CROSS)
 		spec->sigmask = EPOLL_MOD_PTR(page1 - 4);
+	else if (variant->sigmask == SIGM_HIGH)
+		spec->sigmask = high_half(_metadata, &self->kmask);
+	else if (variant->sigmask == SIGM_HIGH_ONLY)
+		spec->sigmask = high_half(_metadata, NULL);
 	if (variant->set_sigsetsize)
 		spec->sigsetsize = variant->sigsetsize;
 	if (variant->set_spec_flags)
@@ -2843,6 +2912,768 @@ TEST_F_TIMEOUT(race, epfd_switched_during_call, TEST_TIMEOUT_S)
 				   split, RACE_ROUNDS);
 	EXPECT_EQ(0, short_wait) TH_LOG("%d of %d waits did not see their own batch",
 					short_wait, RACE_ROUNDS);
+}
+
+/* --- the batch against epoll_ctl(): a differential oracle ----------------- */
+
+/*
+ * Seeded random batches, applied through epoll_mod_wait() to one instance
+ * (e0) and through epoll_ctl() one command at a time to its twin (e1),
+ * each on its own mirrored set of sources.  epoll_ctl() is the reference:
+ * a batch must do exactly what the same commands do one by one, stopping
+ * at the first failure.  After every batch the two must agree on
+ *  - the call's result, and every command's error field (0 or -errno for
+ *    the commands that ran, the sentinel for those that did not);
+ *  - the interest set as /proc/self/fdinfo shows it (target, events as
+ *    stored, data);
+ *  - the events delivered by the batch's wait, in order, and by the
+ *    epoll_wait() drains in between.
+ * A third oracle, a model of the interest set, predicts each command's
+ * errno and each item's stored events exactly (the loop and wakeup-path
+ * checks of the four-deep chain, whose limits differ between versions,
+ * are taken from the twin), so a bug in the code both paths share shows
+ * too.
+ *
+ *              t0
+ *       (mw) /    \ (ctl)
+ *          e0      e1         e0 and e1 are twins; each slot below
+ *        / ... \  / ... \     is one fd per twin (mirrored), or one
+ *      s0..s3 w3 ev0 ev1      fd both share (/dev/null, a closed
+ *      nest -> s0             number, -1)
+ *      chain: c0 -> c1 -> c2 -> c3 -> s1
+ *      loop -> eN             (nested variants: e0/e1 sit inside
+ *                              "loop", so every ADD takes the full
+ *                              path check, and ADD of loop is ELOOP)
+ *      /dev/null (EPERM), closed (EBADF), eN itself (EINVAL)
+ *
+ * The unprivileged variants drop to uid 65534 first: EPOLLWAKEUP is then
+ * dropped silently, on ADD and on MOD alike, by both paths.
+ */
+enum tw_slot {
+	TW_S0, TW_S1, TW_S2, TW_S3,	/* pipe read ends */
+	TW_W3,				/* the write end of s3: EPOLLOUT */
+	TW_EV0, TW_EV1,			/* eventfds */
+	TW_NEST,			/* an epoll instance holding s0 */
+	TW_CHAIN,			/* four nested instances deep */
+	TW_LOOP,			/* holds eN (nested); -1 (flat) */
+	TW_NOPOLL,			/* /dev/null */
+	TW_CLOSED,			/* a number no file has */
+	TW_SELF,			/* eN itself */
+	NR_TW_SLOTS
+};
+#define TW_PIPES	4
+#define TW_CHAIN_LEN	4
+#define TW_ROUNDS	400
+#define TW_MAX_BATCH	20
+#define TW_MAX_EVENTS	8
+#define TW_SEED_ENV	"EPOLL_TWIN_SEED"
+
+/* EPOLLEXCLUSIVE's companions, as epoll_ctl(2) lists them */
+#define TW_EXCL_OK	(EPOLLIN | EPOLLOUT | EPOLLERR | EPOLLHUP | \
+			 EPOLLWAKEUP | EPOLLET | EPOLLEXCLUSIVE | \
+			 EPOLLROUNDROBIN)
+/* What an item keeps of its mask once EPOLLONESHOT has fired */
+#define TW_PRIVATE	(EPOLLWAKEUP | EPOLLONESHOT | EPOLLET | \
+			 EPOLLEXCLUSIVE | EPOLLROUNDROBIN)
+
+/* The results every run must have seen, so that no cell goes untested. */
+static const int tw_outcomes[] = {
+	0, -EBADF, -EPERM, -EINVAL, -EEXIST, -ENOENT, -ELOOP,
+};
+#define TW_NR_OUTCOMES	ARRAY_SIZE(tw_outcomes)
+#define TW_MIN_SEEN	2	/* of each: the tour alone gives that many */
+
+struct tw_side {
+	int ep;
+	int rd[TW_PIPES], wr[TW_PIPES];
+	int efd[2];
+	int nest;
+	int chain[TW_CHAIN_LEN];
+	int loop;
+};
+
+struct tw_item {
+	bool present;
+	uint32_t events;	/* as stored: what fdinfo must show */
+	uint64_t data;
+};
+
+struct tw_rng {
+	uint64_t s;
+};
+
+static uint64_t tw_rnd(struct tw_rng *r)
+{
+	r->s ^= r->s << 13;
+	r->s ^= r->s >> 7;
+	r->s ^= r->s << 17;
+	return r->s;
+}
+
+static unsigned int tw_below(struct tw_rng *r, unsigned int n)
+{
+	return tw_rnd(r) % n;
+}
+
+FIXTURE(twin) {
+	struct tw_side side[2];
+	int nopoll, closed;
+	bool wakeup_kept;		/* EPOLLWAKEUP is stored for this caller */
+	unsigned long long seed;	/* for the failure messages */
+	struct tw_item model[NR_TW_SLOTS];
+	int outcome[TW_NR_OUTCOMES];	/* commands per result */
+	int events;			/* events delivered */
+};
+
+FIXTURE_VARIANT(twin) {
+	bool nested;
+	bool unprivileged;
+	uint64_t seed;
+};
+
+FIXTURE_VARIANT_ADD(twin, flat_root) { .seed = 0x5eed0001 };
+FIXTURE_VARIANT_ADD(twin, flat_user) { .unprivileged = true, .seed = 0x5eed0002 };
+FIXTURE_VARIANT_ADD(twin, nested_root) { .nested = true, .seed = 0x5eed0003 };
+FIXTURE_VARIANT_ADD(twin, nested_user) {
+	.nested = true, .unprivileged = true, .seed = 0x5eed0004
+};
+
+static int tw_side_open(struct tw_side *s, bool nested)
+{
+	int i;
+
+	s->ep = epoll_create1(EPOLL_CLOEXEC);
+	s->nest = epoll_create1(EPOLL_CLOEXEC);
+	for (i = 0; i < TW_PIPES; i++)
+		if (open_pipe(&s->rd[i], &s->wr[i]))
+			return -1;
+	for (i = 0; i < 2; i++)
+		s->efd[i] = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	for (i = 0; i < TW_CHAIN_LEN; i++)
+		s->chain[i] = epoll_create1(EPOLL_CLOEXEC);
+	if (s->ep < 0 || s->nest < 0 || s->efd[0] < 0 || s->efd[1] < 0)
+		return -1;
+	if (ctl(s->nest, EPOLL_CTL_ADD, s->rd[TW_S0], EPOLLIN, 0))
+		return -1;
+	for (i = 0; i < TW_CHAIN_LEN; i++) {
+		int below = i + 1 < TW_CHAIN_LEN ? s->chain[i + 1] : s->rd[TW_S1];
+
+		if (s->chain[i] < 0 ||
+		    ctl(s->chain[i], EPOLL_CTL_ADD, below, EPOLLIN, 0))
+			return -1;
+	}
+	s->loop = -1;
+	if (nested) {
+		s->loop = epoll_create1(EPOLL_CLOEXEC);
+		if (s->loop < 0 || ctl(s->loop, EPOLL_CTL_ADD, s->ep, EPOLLIN, 0))
+			return -1;
+	}
+	return 0;
+}
+
+static void tw_side_close(struct tw_side *s)
+{
+	int i;
+
+	close_fd(&s->loop);
+	for (i = 0; i < TW_CHAIN_LEN; i++)
+		close_fd(&s->chain[i]);
+	close_fd(&s->efd[0]);
+	close_fd(&s->efd[1]);
+	for (i = 0; i < TW_PIPES; i++) {
+		close_fd(&s->rd[i]);
+		close_fd(&s->wr[i]);
+	}
+	close_fd(&s->nest);
+	close_fd(&s->ep);
+}
+
+static int tw_fd(const FIXTURE_DATA(twin) *self, int t, enum tw_slot slot)
+{
+	const struct tw_side *s = &self->side[t];
+
+	switch (slot) {
+	case TW_S0: case TW_S1: case TW_S2: case TW_S3:
+		return s->rd[slot - TW_S0];
+	case TW_W3:	return s->wr[3];
+	case TW_EV0:	return s->efd[0];
+	case TW_EV1:	return s->efd[1];
+	case TW_NEST:	return s->nest;
+	case TW_CHAIN:	return s->chain[0];
+	case TW_LOOP:	return s->loop;
+	case TW_NOPOLL:	return self->nopoll;
+	case TW_CLOSED:	return self->closed;
+	case TW_SELF:	return s->ep;
+	default:	return -1;
+	}
+}
+
+/* The slot of twin @t's fd @fd, for reading fdinfo; -1 if none. */
+static int tw_slot_of(const FIXTURE_DATA(twin) *self, int t, int fd)
+{
+	int slot;
+
+	for (slot = 0; slot < NR_TW_SLOTS; slot++)
+		if (tw_fd(self, t, slot) == fd)
+			return slot;
+	return -1;
+}
+
+static bool tw_is_epoll(enum tw_slot slot)
+{
+	return slot == TW_NEST || slot == TW_CHAIN || slot == TW_LOOP ||
+	       slot == TW_SELF;
+}
+
+/* Does EPOLLWAKEUP stick for this caller?  Asked of epoll_ctl() once. */
+static bool tw_wakeup_kept(int fd, struct __test_metadata *_metadata);
+
+FIXTURE_SETUP(twin)
+{
+	int t;
+
+	memset(self, 0, sizeof(*self));
+	for (t = 0; t < 2; t++) {
+		struct tw_side *s = &self->side[t];
+		int i;
+
+		s->ep = s->nest = s->loop = s->efd[0] = s->efd[1] = -1;
+		for (i = 0; i < TW_PIPES; i++)
+			s->rd[i] = s->wr[i] = -1;
+		for (i = 0; i < TW_CHAIN_LEN; i++)
+			s->chain[i] = -1;
+	}
+	self->nopoll = open("/dev/null", O_RDWR | O_CLOEXEC);
+	ASSERT_GE(self->nopoll, 0);
+	if (variant->unprivileged) {
+		/* as nobody; dumpable again, so /proc/self/fdinfo is ours */
+		ASSERT_EQ(0, setgroups(0, NULL));
+		ASSERT_EQ(0, setresgid(65534, 65534, 65534));
+		ASSERT_EQ(0, setresuid(65534, 65534, 65534));
+		ASSERT_EQ(0, prctl(PR_SET_DUMPABLE, 1, 0, 0, 0));
+	}
+	for (t = 0; t < 2; t++)
+		ASSERT_EQ(0, tw_side_open(&self->side[t], variant->nested));
+	/* the lowest free number, once every fd of the test is open */
+	self->closed = dup(self->nopoll);
+	ASSERT_GE(self->closed, 0);
+	ASSERT_EQ(0, close(self->closed));
+	/*
+	 * EPOLLWAKEUP sticks with CONFIG_PM_SLEEP (which makes
+	 * /sys/power/wakeup_count) and CAP_BLOCK_SUSPEND; otherwise
+	 * epoll_ctl() drops it without an error.
+	 */
+	self->wakeup_kept = tw_wakeup_kept(self->side[0].rd[TW_S2], _metadata);
+	if (variant->unprivileged) {
+		ASSERT_FALSE(self->wakeup_kept)
+			TH_LOG("uid 65534 kept EPOLLWAKEUP: it needs CAP_BLOCK_SUSPEND");
+	} else {
+		ASSERT_EQ(access("/sys/power/wakeup_count", F_OK) == 0,
+			  self->wakeup_kept)
+			TH_LOG("root and CONFIG_PM_SLEEP keep EPOLLWAKEUP, nothing else does");
+	}
+}
+
+FIXTURE_TEARDOWN(twin)
+{
+	tw_side_close(&self->side[0]);
+	tw_side_close(&self->side[1]);
+	close_fd(&self->nopoll);
+}
+
+/*
+ * Read instance @ep's items from /proc/self/fdinfo into @items, by the
+ * slot of twin @t.  Returns the number of items, or -1.
+ */
+static int tw_fdinfo(const FIXTURE_DATA(twin) *self, int t,
+		     struct tw_item *items)
+{
+	char path[64], line[256];
+	int n = 0, fd;
+	unsigned int events;
+	unsigned long long data;
+	FILE *f;
+
+	memset(items, 0, NR_TW_SLOTS * sizeof(*items));
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", self->side[t].ep);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		int slot;
+
+		if (sscanf(line, "tfd: %d events: %x data: %llx", &fd, &events,
+			   &data) != 3)
+			continue;
+		slot = tw_slot_of(self, t, fd);
+		if (slot < 0 || items[slot].present) {
+			n = -1;
+			break;
+		}
+		items[slot].present = true;
+		items[slot].events = events;
+		items[slot].data = data;
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+static bool tw_wakeup_kept(int fd, struct __test_metadata *_metadata)
+{
+	char path[64], line[256];
+	unsigned int events = 0;
+	int ep, tfd;
+	FILE *f;
+
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0 || ctl(ep, EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLWAKEUP, 0))
+		return false;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", ep);
+	f = fopen(path, "re");
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			sscanf(line, "tfd: %d events: %x", &tfd, &events);
+		fclose(f);
+	}
+	close(ep);
+	return events & EPOLLWAKEUP;
+}
+
+/* Random event bits, mostly ones that make sense, sometimes not. */
+static uint32_t tw_events(struct tw_rng *r)
+{
+	static const uint32_t bits[] = {
+		EPOLLIN, EPOLLOUT, EPOLLPRI, EPOLLRDHUP, EPOLLET,
+		EPOLLONESHOT, EPOLLWAKEUP, EPOLLEXCLUSIVE, EPOLLROUNDROBIN,
+		EPOLLERR, EPOLLHUP, EPOLLRDNORM, 1U << 20,
+	};
+	uint32_t ev = tw_below(r, 3) ? EPOLLIN : EPOLLOUT;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(bits); i++)
+		if (!tw_below(r, 5))
+			ev |= bits[i];
+	/* make the valid exclusive shapes common */
+	if (!tw_below(r, 4))
+		ev = (ev & (EPOLLIN | EPOLLOUT | EPOLLET)) | EPOLLEXCLUSIVE |
+		     (tw_below(r, 2) ? EPOLLROUNDROBIN : 0);
+	return ev;
+}
+
+static int tw_op(struct tw_rng *r)
+{
+	static const int bad[] = { 0, 4, -1, INT_MAX };
+	unsigned int x = tw_below(r, 20);
+
+	if (x < 8)
+		return EPOLL_CTL_ADD;
+	if (x < 13)
+		return EPOLL_CTL_MOD;
+	if (x < 18)
+		return EPOLL_CTL_DEL;
+	return bad[tw_below(r, ARRAY_SIZE(bad))];
+}
+
+static void tw_count(FIXTURE_DATA(twin) *self, int err)
+{
+	unsigned int i;
+
+	for (i = 0; i < TW_NR_OUTCOMES; i++)
+		if (tw_outcomes[i] == err)
+			self->outcome[i]++;
+}
+
+/* What epoll_ctl(2) says a command must return, from the model. */
+static int tw_expect(const struct tw_item *model, bool nested, int op,
+		     enum tw_slot slot, uint32_t ev)
+{
+	const struct tw_item *it = &model[slot];
+	uint32_t mode = ev & (EPOLLEXCLUSIVE | EPOLLROUNDROBIN);
+
+	if (slot == TW_CLOSED || (slot == TW_LOOP && !nested))
+		return -EBADF;
+	if (slot == TW_NOPOLL)
+		return -EPERM;
+	if (slot == TW_SELF)
+		return -EINVAL;
+	if (op != EPOLL_CTL_DEL && mode &&
+	    (!(mode & EPOLLEXCLUSIVE) || op != EPOLL_CTL_ADD ||
+	     tw_is_epoll(slot) || (ev & ~TW_EXCL_OK)))
+		return -EINVAL;
+	if (op == EPOLL_CTL_ADD && slot == TW_LOOP)
+		return -ELOOP;
+	switch (op) {
+	case EPOLL_CTL_ADD:
+		return it->present ? -EEXIST : 0;
+	case EPOLL_CTL_MOD:
+		if (!it->present)
+			return -ENOENT;
+		return it->events & EPOLLEXCLUSIVE ? -EINVAL : 0;
+	case EPOLL_CTL_DEL:
+		return it->present ? 0 : -ENOENT;
+	default:
+		return -EINVAL;
+	}
+}
+
+/* The model after a command that succeeded. */
+static void tw_apply(struct tw_item *model, bool wakeup_kept, int op,
+		     enum tw_slot slot, uint32_t ev, uint64_t data)
+{
+	struct tw_item *it = &model[slot];
+
+	if (op == EPOLL_CTL_DEL) {
+		memset(it, 0, sizeof(*it));
+		return;
+	}
+	if (!wakeup_kept)
+		ev &= ~EPOLLWAKEUP;
+	it->present = true;
+	it->events = ev | EPOLLERR | EPOLLHUP;
+	it->data = data;
+}
+
+/* Mirrored source activity: the same writes and reads on both twins. */
+static void tw_stir(FIXTURE_DATA(twin) *self, struct tw_rng *r)
+{
+	char buf[64];
+	uint64_t one = 1, cnt;
+	int i, t;
+
+	for (i = 0; i < TW_PIPES; i++) {
+		unsigned int x = tw_below(r, 6);
+
+		for (t = 0; t < 2; t++) {
+			if (x == 0)
+				write(self->side[t].wr[i], "x", 1);
+			else if (x == 1)
+				while (read(self->side[t].rd[i], buf,
+					    sizeof(buf)) > 0)
+					;
+		}
+	}
+	for (i = 0; i < 2; i++) {
+		unsigned int x = tw_below(r, 6);
+
+		for (t = 0; t < 2; t++) {
+			if (x == 0)
+				write(self->side[t].efd[i], &one, sizeof(one));
+			else if (x == 1)
+				read(self->side[t].efd[i], &cnt, sizeof(cnt));
+		}
+	}
+}
+
+/* Item data that names its slot, so that events can be traced to it. */
+static uint64_t tw_data(struct tw_rng *r, enum tw_slot slot)
+{
+	return (tw_rnd(r) << 8) | slot;
+}
+
+/* One-shot items that reported an event keep only their private bits. */
+static void tw_fired(FIXTURE_DATA(twin) *self, const struct epoll_event *ev,
+		     int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct tw_item *it = &self->model[ev[i].data.u64 & 0xff];
+
+		if (it->events & EPOLLONESHOT)
+			it->events &= TW_PRIVATE;
+	}
+}
+
+/* Both twins delivered the same events, of items the model holds. */
+static void tw_check_events(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(twin) *self, const char *where,
+			    int round, const struct epoll_event *a,
+			    const struct epoll_event *b, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		unsigned int slot = a[i].data.u64 & 0xff;
+
+		ASSERT_EQ(b[i].data.u64, a[i].data.u64)
+			TH_LOG("%s, round %d: event %d differs", where, round, i);
+		ASSERT_EQ(b[i].events, a[i].events)
+			TH_LOG("%s, round %d: event %d differs", where, round, i);
+		ASSERT_GT((unsigned int)NR_TW_SLOTS, slot);
+		ASSERT_TRUE(self->model[slot].present)
+			TH_LOG("%s, round %d: event for slot %u, not an item",
+			       where, round, slot);
+		ASSERT_EQ(self->model[slot].data, a[i].data.u64);
+		ASSERT_EQ(0U, a[i].events & ~(self->model[slot].events |
+					       EPOLLERR | EPOLLHUP))
+			TH_LOG("%s, round %d: slot %u got %#x, wants %#x",
+			       where, round, slot, a[i].events,
+			       self->model[slot].events);
+		ASSERT_EQ(0U, a[i].events & (EPOLLEXCLUSIVE | EPOLLROUNDROBIN |
+					     EPOLLET | EPOLLONESHOT | EPOLLWAKEUP))
+			TH_LOG("%s, round %d: a private bit reached user space",
+			       where, round);
+	}
+	tw_fired(self, a, n);
+	self->events += n;
+}
+
+/* fdinfo of both twins and the model agree, item by item. */
+static void tw_check_sets(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(twin) *self, int round)
+{
+	struct tw_item a[NR_TW_SLOTS], b[NR_TW_SLOTS];
+	int slot;
+
+	ASSERT_LE(0, tw_fdinfo(self, 0, a)) TH_LOG("round %d", round);
+	ASSERT_LE(0, tw_fdinfo(self, 1, b)) TH_LOG("round %d", round);
+	for (slot = 0; slot < NR_TW_SLOTS; slot++) {
+		const struct tw_item *m = &self->model[slot];
+
+		ASSERT_EQ(b[slot].present, a[slot].present)
+			TH_LOG("round %d, slot %d: batch and epoll_ctl() disagree",
+			       round, slot);
+		ASSERT_EQ(m->present, a[slot].present)
+			TH_LOG("round %d, slot %d: not what the model holds",
+			       round, slot);
+		if (!m->present)
+			continue;
+		ASSERT_EQ(b[slot].events, a[slot].events)
+			TH_LOG("round %d, slot %d: events, batch %#x, epoll_ctl() %#x",
+			       round, slot, a[slot].events, b[slot].events);
+		ASSERT_EQ(m->events, a[slot].events)
+			TH_LOG("round %d, slot %d: events %#x, model %#x",
+			       round, slot, a[slot].events, m->events);
+		ASSERT_EQ(b[slot].data, a[slot].data)
+			TH_LOG("round %d, slot %d: data", round, slot);
+		ASSERT_EQ(m->data, a[slot].data)
+			TH_LOG("round %d, slot %d: data, model", round, slot);
+	}
+}
+
+static void tw_random_batch(const FIXTURE_DATA(twin) *self, struct tw_rng *r,
+			    struct epoll_mod_cmd *cmds, enum tw_slot *slots,
+			    int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		/* every slot often enough that each result shows up */
+		switch (tw_below(r, 4)) {
+		case 0:
+		case 1:
+			slots[i] = tw_below(r, TW_CHAIN);
+			break;
+		case 2:
+			slots[i] = tw_below(r, NR_TW_SLOTS);
+			break;
+		default:
+			slots[i] = TW_CHAIN + tw_below(r, NR_TW_SLOTS - TW_CHAIN);
+			break;
+		}
+		set_cmd(&cmds[i], tw_op(r), tw_fd(self, 0, slots[i]),
+			tw_events(r), tw_data(r, slots[i]));
+	}
+}
+
+/*
+ * A batch that the model says succeeds, up to its last command, which is
+ * random: long runs that cross the kernel's groups of 8 commands, and a
+ * failure at any place in them.
+ */
+static int tw_clean_batch(const FIXTURE_DATA(twin) *self,
+			  const FIXTURE_VARIANT(twin) *variant,
+			  struct tw_rng *r, struct epoll_mod_cmd *cmds,
+			  enum tw_slot *slots)
+{
+	struct tw_item scratch[NR_TW_SLOTS];
+	int n = 1 + tw_below(r, TW_MAX_BATCH), i, try;
+
+	memcpy(scratch, self->model, sizeof(scratch));
+	for (i = 0; i < n - 1; i++) {
+		for (try = 0; try < 100; try++) {
+			/* the chain's depth rule is the version's: not here */
+			slots[i] = tw_below(r, TW_CHAIN);
+			set_cmd(&cmds[i], tw_op(r), tw_fd(self, 0, slots[i]),
+				tw_events(r), tw_data(r, slots[i]));
+			if (!tw_expect(scratch, variant->nested, cmds[i].op,
+				       slots[i], cmds[i].events))
+				break;
+		}
+		tw_apply(scratch, self->wakeup_kept, cmds[i].op, slots[i],
+			 cmds[i].events, cmds[i].data);
+	}
+	tw_random_batch(self, r, cmds + i, slots + i, 1);
+	return n;
+}
+
+/*
+ * One batch: through epoll_mod_wait() on twin 0, through epoll_ctl() and
+ * epoll_wait() on twin 1, against the model.
+ */
+static void tw_run(struct __test_metadata *_metadata,
+		   FIXTURE_DATA(twin) *self,
+		   const FIXTURE_VARIANT(twin) *variant, int round,
+		   struct epoll_mod_cmd *cmds, const enum tw_slot *slots, int n,
+		   bool wait, int maxev)
+{
+	struct epoll_event eva[TW_MAX_EVENTS], evb[TW_MAX_EVENTS];
+	struct epoll_wait_spec spec;
+	int i, ra, rb = 0;
+
+	memset(eva, 0, sizeof(eva));
+	memset(evb, 0, sizeof(evb));
+	set_spec(&spec, eva, maxev, CLOCK_MONOTONIC, 0, 0);
+	ra = mw(self->side[0].ep, 0, n, cmds, wait ? &spec : NULL);
+
+	for (i = 0; i < n; i++) {
+		struct epoll_mod_cmd *c = &cmds[i];
+		int want, got;
+
+		got = ctl(self->side[1].ep, c->op, tw_fd(self, 1, slots[i]),
+			  c->events, c->data);
+		want = tw_expect(self->model, variant->nested, c->op, slots[i],
+				 c->events);
+		/*
+		 * The chain's depth and wakeup-path limits are the version's:
+		 * ELOOP, or EINVAL from the path check, are taken from
+		 * epoll_ctl(), and the batch must agree.
+		 */
+		if (slots[i] == TW_CHAIN && c->op == EPOLL_CTL_ADD &&
+		    (want == 0 || want == -EEXIST) &&
+		    (got == -ELOOP || got == -EINVAL))
+			want = got;
+		ASSERT_EQ(want, got)
+			TH_LOG("seed %#llx round %d command %d: op %d slot %d events %#x: epoll_ctl() %d, model %d",
+			       self->seed, round, i,
+			       c->op, slots[i], c->events, got, want);
+		ASSERT_EQ(got, c->error)
+			TH_LOG("seed %#llx round %d command %d: op %d slot %d events %#x: batch %d, epoll_ctl() %d",
+			       self->seed, round, i,
+			       c->op, slots[i], c->events, c->error, got);
+		tw_count(self, got);
+		if (got) {
+			rb = got;
+			break;
+		}
+		tw_apply(self->model, self->wakeup_kept, c->op, slots[i],
+			 c->events, c->data);
+	}
+	for (i++; i < n; i++)
+		ASSERT_EQ(SENTINEL, cmds[i].error)
+			TH_LOG("round %d: command %d after the failure was written",
+			       round, i);
+	if (!rb && wait)
+		rb = epoll_wait(self->side[1].ep, evb, maxev, 0);
+	ASSERT_EQ(rb, ra) TH_LOG("seed %#llx round %d: batch returned %d, epoll_ctl() and epoll_wait() %d",
+				 self->seed, round, ra, rb);
+	if (ra > 0)
+		tw_check_events(_metadata, self, "wait", round, eva, evb, ra);
+}
+
+/* A random batch, or one that runs clean up to its last command. */
+static void tw_round(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(twin) *self,
+		     const FIXTURE_VARIANT(twin) *variant,
+		     struct tw_rng *r, int round)
+{
+	struct epoll_mod_cmd cmds[TW_MAX_BATCH];
+	enum tw_slot slots[TW_MAX_BATCH];
+	bool wait = tw_below(r, 5) < 3;
+	int n;
+
+	n = tw_below(r, 8) ? 1 + tw_below(r, 9) : tw_below(r, TW_MAX_BATCH + 1);
+	if (!tw_below(r, 3))
+		n = tw_clean_batch(self, variant, r, cmds, slots);
+	else
+		tw_random_batch(self, r, cmds, slots, n);
+	tw_run(_metadata, self, variant, round, cmds, slots, n, wait,
+	       1 + tw_below(r, TW_MAX_EVENTS));
+}
+
+/*
+ * Every op on every slot, as a one-command batch, with a plain and with
+ * an exclusive mask, twice over (the second time each item is there):
+ * each result the contract lists is met at least once, whatever the
+ * random rounds then draw.
+ */
+static void tw_tour(struct __test_metadata *_metadata,
+		    FIXTURE_DATA(twin) *self,
+		    const FIXTURE_VARIANT(twin) *variant, struct tw_rng *r)
+{
+	static const int ops[] = {
+		EPOLL_CTL_ADD, EPOLL_CTL_ADD, EPOLL_CTL_MOD, EPOLL_CTL_DEL,
+		EPOLL_CTL_DEL, EPOLL_CTL_MOD, 0,
+	};
+	static const uint32_t masks[] = {
+		EPOLLIN, EPOLLIN | EPOLLEXCLUSIVE,
+		EPOLLIN | EPOLLEXCLUSIVE | EPOLLROUNDROBIN,
+	};
+	struct epoll_mod_cmd cmd;
+	enum tw_slot slot;
+	unsigned int o, m;
+
+	for (m = 0; m < ARRAY_SIZE(masks); m++)
+		for (slot = 0; slot < NR_TW_SLOTS; slot++)
+			for (o = 0; o < ARRAY_SIZE(ops); o++) {
+				set_cmd(&cmd, ops[o], tw_fd(self, 0, slot),
+					masks[m], tw_data(r, slot));
+				tw_run(_metadata, self, variant, -1, &cmd,
+				       &slot, 1, o & 1, TW_MAX_EVENTS);
+			}
+}
+
+/* Drain both twins with epoll_wait() and compare what they report. */
+static void tw_drain(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(twin) *self, struct tw_rng *r, int round)
+{
+	struct epoll_event eva[TW_MAX_EVENTS], evb[TW_MAX_EVENTS];
+	int maxev = 1 + tw_below(r, TW_MAX_EVENTS), na, nb;
+
+	memset(eva, 0, sizeof(eva));
+	memset(evb, 0, sizeof(evb));
+	na = epoll_wait(self->side[0].ep, eva, maxev, 0);
+	nb = epoll_wait(self->side[1].ep, evb, maxev, 0);
+	ASSERT_EQ(nb, na) TH_LOG("drain, round %d", round);
+	tw_check_events(_metadata, self, "drain", round, eva, evb, na);
+}
+
+TEST_F_TIMEOUT(twin, batch_equals_epoll_ctl, TEST_TIMEOUT_S)
+{
+	struct tw_rng r = { .s = variant->seed };
+	const char *env = getenv(TW_SEED_ENV);
+	unsigned int i;
+	int round;
+
+	if (env)
+		r.s = strtoull(env, NULL, 0) ?: 1;
+	self->seed = r.s;
+	TH_LOG("seed %#llx (%s to replay another)", self->seed, TW_SEED_ENV);
+	tw_tour(_metadata, self, variant, &r);
+	tw_check_sets(_metadata, self, -1);
+	for (round = 0; round < TW_ROUNDS; round++) {
+		tw_stir(self, &r);
+		tw_round(_metadata, self, variant, &r, round);
+		if (!tw_below(&r, 4))
+			tw_drain(_metadata, self, &r, round);
+		tw_check_sets(_metadata, self, round);
+	}
+	for (i = 0; i < TW_NR_OUTCOMES; i++) {
+		int seen = self->outcome[i];
+
+		/* only the nested variants have a loop to refuse */
+		if (tw_outcomes[i] == -ELOOP && !variant->nested)
+			continue;
+		EXPECT_LE(TW_MIN_SEEN, seen)
+			TH_LOG("only %d commands returned %d: a cell went untested",
+			       seen, tw_outcomes[i]);
+	}
+	EXPECT_LE(TW_MIN_SEEN, self->events) TH_LOG("too few events");
+	TH_LOG("commands: %d ok, %d EBADF, %d EPERM, %d EINVAL, %d EEXIST, %d ENOENT, %d ELOOP; %d events",
+	       self->outcome[0], self->outcome[1], self->outcome[2],
+	       self->outcome[3], self->outcome[4], self->outcome[5],
+	       self->outcome[6], self->events);
 }
 
 int main(int argc, char **argv)
