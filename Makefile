@@ -8,6 +8,10 @@
 #             per base (STRESS_SECS=600)
 # make test DEBUG=1   make test on the debug kernels
 # make coverage  which of the series' added lines the selftests run
+# make status    for every result under results/: its job, the commit it
+#                ran at, and whether what it measured changed since
+#                (STATUS_CHECK=1: exit 1 unless everything is current)
+# make help      this text
 #
 # Variables: BASES="v3.19 6.12", ARCHES="x86_64 arm64" (make test: 6.12 is
 # also cross-built and booted on arm64), KSRC=<v3.19 tree or tarball>,
@@ -16,7 +20,7 @@
 SHELL := /bin/bash
 export BASES ARCHES KSRC KSRC_612 ACCEL JOBS DEBUG STRESS_SECS
 
-.PHONY: test bench stress check-patches postings clean distclean mutants coverage
+.PHONY: test bench stress check-patches postings clean distclean mutants coverage status help
 
 # BASES_ORIGIN tells test.sh whether BASES was narrowed on purpose (on
 # this command line) or inherited from the environment.
@@ -50,9 +54,16 @@ mutants:
 coverage:
 	@scripts/coverage.sh
 
+status:
+	@scripts/status.py $(if $(filter 1,$(STATUS_CHECK)),--check)
+
+help:
+	@sed -n '3,/^$$/s/^# \{0,1\}//p' Makefile
+
 # Drops build trees; keeps the download cache and ccache.
 clean:
 	rm -rf build
 
+# Also drops the download cache and ccache; never results/ (tracked).
 distclean: clean
-	rm -rf results
+	rm -rf "$${EPOLL_SERIES_CACHE:-$${XDG_CACHE_HOME:-$$HOME/.cache}/epoll-series}"

@@ -17,7 +17,13 @@
  * expected reports have arrived and everybody is asleep again, every wakeup
  * caused by that event has been counted.  No fixed sleeps are needed.
  *
- * Two kinds of tests, for each source (pipe, eventfd, TCP listener):
+ * Two kinds of tests, for each source: a pipe's read end, an eventfd and
+ * a TCP listener (readers: EPOLLIN interest, keyed EPOLLIN wakeups); a
+ * pipe's write end and an eventfd whose counter is full (writers: EPOLLOUT
+ * interest, keyed EPOLLOUT wakeups when a read makes room); a timerfd
+ * (woken without a key on v3.19, where timerfd calls wake_up_locked(),
+ * with EPOLLIN on 6.12) and an inotify instance (always woken without a
+ * key, by wake_up()): every kind of wakeup an epoll item gets:
  *
  *   wake_*     edge triggered, waiters never consume: they count the
  *              wakeup and go back to epoll_wait(); the writer drains the
@@ -51,6 +57,7 @@
  *   rr EPOLLROUNDROBIN
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -59,7 +66,10 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <signal.h>
 
@@ -83,7 +93,11 @@
 #define TOKEN_SRC	1
 #define TOKEN_STOP	2
 
-enum src_type { SRC_PIPE, SRC_EVENTFD, SRC_TCP };
+enum src_type { SRC_PIPE, SRC_EVENTFD, SRC_TCP, SRC_PIPE_OUT, SRC_EVENTFD_OUT,
+		SRC_TIMERFD, SRC_INOTIFY };
+
+/* A full eventfd: no write of 1 or more fits (the counter's maximum). */
+#define EVENTFD_FULL	0xfffffffffffffffeULL
 enum wake_mode { MODE_ALL, MODE_EXCLUSIVE, MODE_ROUNDROBIN, MODE_MIXED,
 		 MODE_MIXED_RR };
 
@@ -113,7 +127,10 @@ struct wake_ctx {
 	enum src_type type;
 	const char *src_name;
 	int src;		/* watched: pipe read end, eventfd, listener */
-	int src_wr;		/* pipe write end */
+	int src_wr;		/* pipe write end (pipe_out: the read end) */
+	uint32_t interest;	/* EPOLLIN, or EPOLLOUT for the writers' sources */
+	size_t chunk;		/* pipe_out: one pipe buffer's worth, a page */
+	char dir[64];		/* inotify: the watched directory */
 	int client;		/* tcp: client socket of the current event */
 	struct sockaddr_in addr;
 	int stopfd;		/* eventfd in every epoll set: stop request */
@@ -154,12 +171,38 @@ static void waiter_error(struct wake_ctx *c, int err)
  */
 static long consume_one(struct wake_ctx *c)
 {
-	uint64_t val;
+	static const char page[65536];	/* what a writer writes */
+	uint64_t val, full = EVENTFD_FULL;
 	ssize_t n = -1;
 	char byte;
 	int fd;
 
 	switch (c->type) {
+	case SRC_PIPE_OUT:
+		/* a writer takes the room a read made: one page */
+		n = write(c->src, page, c->chunk);
+		if (n == (ssize_t)c->chunk)
+			return 1;
+		break;
+	case SRC_EVENTFD_OUT:
+		n = write(c->src, &full, sizeof(full));
+		if (n == sizeof(full))
+			return 1;
+		break;
+	case SRC_TIMERFD:
+		n = read(c->src, &val, sizeof(val));
+		if (n == sizeof(val))
+			return (long)val;
+		break;
+	case SRC_INOTIFY: {
+		/* one event per fire: the name is unread when the next comes */
+		char buf[sizeof(struct inotify_event) + NAME_MAX + 1];
+
+		n = read(c->src, buf, sizeof(buf));
+		if (n > 0)
+			return 1;
+		break;
+	}
 	case SRC_PIPE:
 		n = read(c->src, &byte, 1);
 		if (n == 1)
@@ -374,7 +417,7 @@ static void start_waiters(struct __test_metadata *_metadata,
 		ev.data.u64 = TOKEN_STOP;
 		ASSERT_EQ(0, epoll_ctl(w->epfd, EPOLL_CTL_ADD, c->stopfd, &ev));
 
-		ev.events = EPOLLIN | (consume ? 0 : EPOLLET) |
+		ev.events = c->interest | (consume ? 0 : EPOLLET) |
 			    mode_flags(mode, i);
 		ev.data.u64 = TOKEN_SRC;
 		ret = epoll_ctl(w->epfd, EPOLL_CTL_ADD, c->src, &ev);
@@ -419,9 +462,32 @@ static void fire(struct __test_metadata *_metadata, struct wake_ctx *c,
 	uint64_t one = 1;
 	int fd;
 
+	struct itimerspec its = { .it_value.tv_nsec = 1000 };
+	char page[65536];
+
 	switch (c->type) {
 	case SRC_PIPE:
 		ASSERT_EQ(1, write(c->src_wr, "x", 1));
+		break;
+	case SRC_PIPE_OUT:
+		/* a whole buffer, so that the full pipe has room again */
+		ASSERT_EQ((ssize_t)c->chunk, read(c->src_wr, page, c->chunk));
+		break;
+	case SRC_EVENTFD_OUT:
+		ASSERT_EQ((ssize_t)sizeof(one), read(c->src, &one, sizeof(one)));
+		ASSERT_EQ(EVENTFD_FULL, one);
+		break;
+	case SRC_TIMERFD:
+		/* expires 1 us from now, in the timer interrupt */
+		ASSERT_EQ(0, timerfd_settime(c->src, 0, &its, NULL));
+		break;
+	case SRC_INOTIFY:
+		/* IN_CREATE is what the watch wants; the unlink is unseen */
+		fd = openat(AT_FDCWD, c->dir, O_RDONLY | O_DIRECTORY);
+		ASSERT_GE(fd, 0);
+		ASSERT_EQ(0, mknodat(fd, "f", S_IFREG | 0600, 0));
+		ASSERT_EQ(0, unlinkat(fd, "f", 0));
+		close(fd);
 		break;
 	case SRC_EVENTFD:
 		ASSERT_EQ((ssize_t)sizeof(one),
@@ -761,7 +827,7 @@ static void __attribute__((noreturn)) attacker_main(struct wake_ctx *c)
 	ev.data.u64 = TOKEN_STOP;
 	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, c->stopfd, &ev))
 		goto fail;
-	ev.events = EPOLLIN | EPOLLET | EPOLLEXCLUSIVE;
+	ev.events = c->interest | EPOLLET | EPOLLEXCLUSIVE;
 	ev.data.u64 = TOKEN_SRC;
 	if (epoll_ctl(ep, EPOLL_CTL_ADD, c->src, &ev))
 		goto fail;
@@ -936,6 +1002,33 @@ FIXTURE_VARIANT_ADD(epoll_wake, tcp) {
 };
 
 /*
+ * Waiters are writers (EPOLLOUT) on a full pipe; the event is a read of
+ * one page, which frees a pipe buffer: a keyed EPOLLOUT wakeup.
+ */
+FIXTURE_VARIANT_ADD(epoll_wake, pipe_out) {
+	.type = SRC_PIPE_OUT,
+	.name = "pipe_out",
+};
+
+/* Writers on a full eventfd; the event is a read, which empties it. */
+FIXTURE_VARIANT_ADD(epoll_wake, eventfd_out) {
+	.type = SRC_EVENTFD_OUT,
+	.name = "eventfd_out",
+};
+
+/* A timerfd armed to expire 1 us later, per event. */
+FIXTURE_VARIANT_ADD(epoll_wake, timerfd) {
+	.type = SRC_TIMERFD,
+	.name = "timerfd",
+};
+
+/* An inotify watch on a directory; a file is created there per event. */
+FIXTURE_VARIANT_ADD(epoll_wake, inotify) {
+	.type = SRC_INOTIFY,
+	.name = "inotify",
+};
+
+/*
  * Open the source of @type and the stop eventfd in @c.  Returns 0, or 1
  * when the test is skipped (SKIP() has recorded why); a failed assert ends
  * the test as usual.  Shared by the fixture and the stand-alone tests.
@@ -959,11 +1052,43 @@ static int wake_ctx_setup(struct __test_metadata *_metadata,
 	c->stopfd = eventfd(0, EFD_CLOEXEC);
 	ASSERT_GE(c->stopfd, 0);
 
+	c->interest = EPOLLIN;
 	switch (c->type) {
 	case SRC_PIPE:
 		ASSERT_EQ(0, pipe2(fds, O_NONBLOCK | O_CLOEXEC));
 		c->src = fds[0];
 		c->src_wr = fds[1];
+		break;
+	case SRC_PIPE_OUT:
+		ASSERT_EQ(0, pipe2(fds, O_NONBLOCK | O_CLOEXEC));
+		c->src = fds[1];
+		c->src_wr = fds[0];
+		c->interest = EPOLLOUT;
+		c->chunk = getpagesize();
+		ASSERT_GE(65536, (int)c->chunk);
+		/* full: every buffer holds one page */
+		while (consume_one(c) == 1)
+			;
+		break;
+	case SRC_EVENTFD_OUT:
+		c->src = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		ASSERT_GE(c->src, 0);
+		c->interest = EPOLLOUT;
+		ASSERT_EQ(1, consume_one(c));
+		break;
+	case SRC_TIMERFD:
+		c->src = timerfd_create(CLOCK_MONOTONIC,
+					TFD_NONBLOCK | TFD_CLOEXEC);
+		ASSERT_GE(c->src, 0);
+		break;
+	case SRC_INOTIFY:
+		c->src = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+		if (c->src < 0 && errno == ENOSYS)
+			SKIP(return 1, "no inotify (CONFIG_INOTIFY_USER)");
+		ASSERT_GE(c->src, 0);
+		strcpy(c->dir, "/tmp/epoll_wake.XXXXXX");
+		ASSERT_TRUE(mkdtemp(c->dir) != NULL);
+		ASSERT_LE(0, inotify_add_watch(c->src, c->dir, IN_CREATE));
 		break;
 	case SRC_EVENTFD:
 		c->src = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -1000,6 +1125,8 @@ static void wake_ctx_teardown(struct wake_ctx *c)
 		close(c->src_wr);
 	if (c->src >= 0)
 		close(c->src);
+	if (c->dir[0])
+		rmdir(c->dir);
 	if (c->stopfd >= 0)
 		close(c->stopfd);
 }

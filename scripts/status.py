@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""status.py: is every result under results/ still current?
+
+For every result file: the job that made it, the commit it ran at (as the
+file itself says), and whether anything that job measures has changed
+since: git diff between that commit and the work tree, over the paths the
+job depends on (the JOBS table below).  A result is
+
+  current   nothing the job depends on changed since its commit;
+  STALE     something did (the first few paths are named);
+  unknown   the file names no commit, names one git does not have, or
+            one with "+dirty" (it ran on uncommitted changes).
+
+Every file under results/ must belong to a job; one that does not is
+listed as "no job".
+
+  scripts/status.py            print the table (make status); exit 0
+  scripts/status.py --check    exit 1 if anything is not current
+  scripts/status.py --markdown the table in Markdown
+"""
+import argparse
+import fnmatch
+import os
+import re
+import subprocess
+import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# What every kernel-side job measures: the series and how it is built.
+KERNEL = ["patches/{base}", "kernel-config/common.config",
+          "kernel-config/x86_64.config", "kernel-config/arm64.config",
+          "kernel-config/{base}.config", "kernel-config/{base}-x86_64.config",
+          "scripts/kernel.sh", "scripts/bases/{base}.conf", "scripts/arch"]
+GUEST = ["scripts/guest.sh", "scripts/guest", "scripts/lib.sh"]
+TESTS = ["selftests", "include"]
+
+# job: (result globs relative to results/, the file that names the commit,
+# the paths it depends on).  {base} is expanded for per-base jobs.
+JOBS = [
+    ("bench {base}", ["{base}/report.md", "{base}/*.csv", "{base}/dist-*",
+                      "{base}/wake-*", "{base}/profile-*",
+                      "{base}/guest-output.txt", "{base}/kernel.config"],
+     "{base}/report.md",
+     KERNEL + GUEST + ["bench", "scripts/bench.sh", "scripts/bench-report.py",
+                       "kernel-config/bench.config",
+                       "kernel-config/bench-{base}.config"]),
+    ("nginx {base}", ["{base}/nginx*"], "{base}/nginx.md",
+     KERNEL + GUEST + ["bench/nginx", "scripts/bench-nginx.sh",
+                       "scripts/nginx-report.py", "kernel-config/bench.config",
+                       "kernel-config/bench-{base}.config"]),
+    ("stress {base}", ["{base}/stress.txt"], "{base}/stress.txt",
+     KERNEL + GUEST + ["selftests/epoll_fuzz.c", "selftests/epoll_race_stress.c",
+                       "scripts/stress.sh"]),
+    ("stress", ["stress.md"], "stress.md",
+     KERNEL + GUEST + ["selftests/epoll_fuzz.c", "selftests/epoll_race_stress.c",
+                       "scripts/stress.sh", "scripts/stress-report.py"]),
+    ("coverage", ["coverage.md"], "coverage.md",
+     KERNEL + GUEST + TESTS + ["scripts/coverage.sh",
+                               "scripts/coverage-report.py",
+                               "kernel-config/coverage.config"]),
+    ("debug kernels", ["debug-leak.md"], "debug-leak.md",
+     KERNEL + GUEST + TESTS + ["kernel-config/debug.config",
+                               "kernel-config/debug-{base}.config"]),
+    ("mutants", ["mutants.md", "mutants/*"], "mutants.md",
+     KERNEL + GUEST + TESTS + ["scripts/mutants.sh"]),
+]
+
+COMMIT_RE = re.compile(
+    r"(?:commit|ran at|at)\b[^0-9a-f\n]{0,40}\b([0-9a-f]{7,40}(?:\+dirty)?)\b")
+
+
+def git(*args):
+    return subprocess.run(["git", "-C", TOP, *args], capture_output=True,
+                          text=True)
+
+
+def bases():
+    d = os.path.join(TOP, "scripts", "bases")
+    return sorted(f[:-5] for f in os.listdir(d) if f.endswith(".conf"))
+
+
+def result_files():
+    out = []
+    for root, _, files in os.walk(os.path.join(TOP, "results")):
+        for f in files:
+            out.append(os.path.relpath(os.path.join(root, f),
+                                       os.path.join(TOP, "results")))
+    return sorted(out)
+
+
+def commit_of(path):
+    try:
+        with open(os.path.join(TOP, "results", path), errors="replace") as f:
+            m = COMMIT_RE.search(f.read())
+    except OSError:
+        return None
+    return m.group(1) if m else None
+
+
+def changed_since(rev, deps):
+    """None if rev is unusable, else the dependency paths changed since."""
+    if rev.endswith("+dirty") or git("cat-file", "-e", rev + "^{commit}").returncode:
+        return None
+    existing = [d for d in deps if os.path.exists(os.path.join(TOP, d))]
+    r = git("diff", "--name-only", rev, "--", *existing)
+    changed = r.stdout.split()
+    # untracked files that a job depends on count as changes too
+    r = git("ls-files", "--others", "--exclude-standard", "--", *existing)
+    return changed + r.stdout.split()
+
+
+def expand(jobs):
+    """Per-base jobs once per base; a job over every base depends on the
+    {base} paths of all of them."""
+    for name, globs, primary, deps in jobs:
+        if "{base}" in name:
+            for b in bases():
+                yield (name.format(base=b), [g.format(base=b) for g in globs],
+                       primary.format(base=b), [d.format(base=b) for d in deps])
+        else:
+            alldeps = sorted({d.format(base=b) for d in deps for b in bases()})
+            yield name, globs, primary, alldeps
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--check", action="store_true",
+                    help="exit 1 unless every result is current")
+    ap.add_argument("--markdown", action="store_true",
+                    help="print the table in Markdown")
+    args = ap.parse_args()
+
+    files = result_files()
+    claimed = set()
+    rows = []
+    for name, globs, primary, deps in expand(JOBS):
+        mine = [f for f in files if any(fnmatch.fnmatch(f, g) for g in globs)]
+        if not mine:
+            continue
+        claimed.update(mine)
+        rev = commit_of(primary) if primary in mine else None
+        if not rev:
+            state, why = "unknown", f"{primary} names no commit"
+        else:
+            changed = changed_since(rev, deps)
+            if changed is None:
+                state, why = "unknown", f"{rev}: not a commit of this tree"
+            elif changed:
+                state = "STALE"
+                why = "changed since: " + ", ".join(changed[:3]) + \
+                      (f" (+{len(changed) - 3} more)" if len(changed) > 3 else "")
+            else:
+                state, why = "current", ""
+        rows.append((name, primary if len(mine) == 1 else f"{primary} (+{len(mine) - 1})",
+                     rev or "-", state, why))
+    for f in files:
+        if f not in claimed:
+            rows.append(("no job", f, "-", "unknown", "no job claims this file"))
+
+    head = git("rev-parse", "--short", "HEAD").stdout.strip()
+    if args.markdown:
+        print(f"Status of results/ at {head} (`make status`):\n")
+        print("| job | result | ran at | state | why |")
+        print("| --- | --- | --- | --- | --- |")
+        for r in rows:
+            print("| " + " | ".join(r) + " |")
+    else:
+        print(f"results/ at {head}:")
+        w = [max(len(r[i]) for r in rows) for i in range(4)]
+        for r in rows:
+            print("  ".join(r[i].ljust(w[i]) for i in range(4)) + "  " + r[4])
+    bad = sum(r[3] != "current" for r in rows)
+    print(f"{len(rows) - bad} current, {bad} not current", file=sys.stderr)
+    return 1 if args.check and bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
