@@ -2914,6 +2914,164 @@ TEST_F_TIMEOUT(race, epfd_switched_during_call, TEST_TIMEOUT_S)
 					short_wait, RACE_ROUNDS);
 }
 
+/* --- epoll_wait() and epoll_pwait() keep their timeouts -------------------- */
+
+/*
+ * The series reroutes epoll_wait(), epoll_pwait() (and on 6.12
+ * epoll_pwait2()) through the new clock-aware wait.  Their contracts must
+ * not move: a timeout of N ms waits at least N ms and returns 0; 0 does
+ * not block; a negative timeout waits for an event however long it takes;
+ * a large one is not cut short or taken for "no timeout".
+ *
+ *          t0
+ *           | (ew / pwait / pwait2)
+ *          e0
+ *         /  \
+ *       s0    tfd   (s0 a pipe, empty; tfd a timerfd: the event, or a
+ *                    backstop that ends a wait that should have ended)
+ */
+enum legacy_call { LEGACY_WAIT, LEGACY_PWAIT, LEGACY_PWAIT2 };
+
+FIXTURE(legacy) {
+	int ep, rd, wr, tfd;
+};
+
+FIXTURE_VARIANT(legacy) {
+	enum legacy_call call;
+};
+
+FIXTURE_VARIANT_ADD(legacy, epoll_wait)	{ .call = LEGACY_WAIT };
+FIXTURE_VARIANT_ADD(legacy, epoll_pwait)	{ .call = LEGACY_PWAIT };
+FIXTURE_VARIANT_ADD(legacy, epoll_pwait2)	{ .call = LEGACY_PWAIT2 };
+
+FIXTURE_SETUP(legacy)
+{
+	self->ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_GE(self->ep, 0);
+	ASSERT_EQ(0, open_pipe(&self->rd, &self->wr));
+	self->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	ASSERT_GE(self->tfd, 0);
+	ASSERT_EQ(0, ctl(self->ep, EPOLL_CTL_ADD, self->rd, EPOLLIN, DATA(0)));
+	ASSERT_EQ(0, ctl(self->ep, EPOLL_CTL_ADD, self->tfd, EPOLLIN, DATA(1)));
+}
+
+FIXTURE_TEARDOWN(legacy)
+{
+	close_fd(&self->tfd);
+	close_fd(&self->rd);
+	close_fd(&self->wr);
+	close_fd(&self->ep);
+}
+
+/*
+ * One wait of @ms milliseconds (negative: none) through the variant's
+ * call; the count or -errno.  epoll_pwait2() takes the same interval as a
+ * timespec.
+ */
+static int legacy_wait(const FIXTURE_VARIANT(legacy) *variant, int ep,
+		       struct epoll_event *ev, int ms)
+{
+	/* the kernel's 64-bit timespec, which i386 and x32 pass too */
+	struct epoll_mod_timespec ts = { ms / 1000, (ms % 1000) * NSEC_PER_MSEC };
+	sigset_t none;
+	int ret = -1;
+
+	sigemptyset(&none);
+	switch (variant->call) {
+	case LEGACY_WAIT:
+		ret = epoll_wait(ep, ev, 1, ms);
+		break;
+	case LEGACY_PWAIT:
+		ret = epoll_pwait(ep, ev, 1, ms, &none);
+		break;
+	case LEGACY_PWAIT2:
+#ifdef __NR_epoll_pwait2
+		ret = syscall(__NR_epoll_pwait2, ep, ev, 1, ms < 0 ? NULL : &ts,
+			      NULL, 0);
+#else
+		errno = ENOSYS;
+#endif
+		break;
+	}
+	return ret < 0 ? -errno : ret;
+}
+
+/* epoll_pwait2() is 5.11's: a kernel without it skips (allowlisted). */
+static bool legacy_supported(const FIXTURE_VARIANT(legacy) *variant, int ep)
+{
+	struct epoll_event ev;
+
+	return variant->call != LEGACY_PWAIT2 ||
+	       legacy_wait(variant, ep, &ev, 0) != -ENOSYS;
+}
+
+TEST_F_TIMEOUT(legacy, timeout_ms, TEST_TIMEOUT_S)
+{
+	static const int ms[] = { 1, 20, 150 };
+	struct epoll_event ev;
+	long long t0, dt;
+	unsigned int i;
+
+	if (!legacy_supported(variant, self->ep))
+		SKIP(return, "no epoll_pwait2() on this kernel");
+	/* backstop: a wait that runs past 10 s returns the timer's event */
+	ASSERT_EQ(0, arm_timer(self->tfd, LONG_WAIT_S * NSEC_PER_SEC));
+	for (i = 0; i < ARRAY_SIZE(ms); i++) {
+		t0 = now_ns(CLOCK_MONOTONIC);
+		ASSERT_EQ(0, legacy_wait(variant, self->ep, &ev, ms[i]))
+			TH_LOG("%d ms: an event, or an error", ms[i]);
+		dt = now_ns(CLOCK_MONOTONIC) - t0;
+		EXPECT_LE(ms[i] * NSEC_PER_MSEC, dt)
+			TH_LOG("a %d ms timeout returned after %lld us", ms[i],
+			       dt / NSEC_PER_USEC);
+		EXPECT_GT(FAST_NS, dt)
+			TH_LOG("a %d ms timeout took %lld ms", ms[i],
+			       dt / NSEC_PER_MSEC);
+	}
+}
+
+TEST_F_TIMEOUT(legacy, zero_does_not_block, TEST_TIMEOUT_S)
+{
+	struct epoll_event ev;
+	long long t0;
+
+	if (!legacy_supported(variant, self->ep))
+		SKIP(return, "no epoll_pwait2() on this kernel");
+	ASSERT_EQ(0, arm_timer(self->tfd, LONG_WAIT_S * NSEC_PER_SEC));
+	t0 = now_ns(CLOCK_MONOTONIC);
+	ASSERT_EQ(0, legacy_wait(variant, self->ep, &ev, 0));
+	EXPECT_GT(FAST_NS, now_ns(CLOCK_MONOTONIC) - t0);
+}
+
+/* -1, and a timeout too long to wait for: both end with the event only. */
+static void legacy_until_event(struct __test_metadata *_metadata,
+			       FIXTURE_DATA(legacy) *self,
+			       const FIXTURE_VARIANT(legacy) *variant, int ms)
+{
+	struct epoll_event ev;
+	long long t0, dt;
+
+	if (!legacy_supported(variant, self->ep))
+		SKIP(return, "no epoll_pwait2() on this kernel");
+	ASSERT_EQ(0, arm_timer(self->tfd, 200 * NSEC_PER_MSEC));
+	t0 = now_ns(CLOCK_MONOTONIC);
+	ASSERT_EQ(1, legacy_wait(variant, self->ep, &ev, ms))
+		TH_LOG("timeout %d ms: the wait ended without the event", ms);
+	dt = now_ns(CLOCK_MONOTONIC) - t0;
+	EXPECT_EQ(DATA(1), ev.data.u64);
+	EXPECT_LE(200 * NSEC_PER_MSEC, dt);
+}
+
+TEST_F_TIMEOUT(legacy, negative_waits_for_the_event, TEST_TIMEOUT_S)
+{
+	legacy_until_event(_metadata, self, variant, -1);
+}
+
+TEST_F_TIMEOUT(legacy, int_max_waits_for_the_event, TEST_TIMEOUT_S)
+{
+	legacy_until_event(_metadata, self, variant, INT_MAX);
+}
+
 /* --- the batch against epoll_ctl(): a differential oracle ----------------- */
 
 /*
