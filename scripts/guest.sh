@@ -450,8 +450,10 @@ check_debug() {
 		echo "FAIL: no kmemleak scan came back from the debug kernel"
 		rc=1
 	elif [ "$leaks" != 0 ]; then
-		echo "FAIL: kmemleak found $leaks unreferenced objects allocated during the job:"
-		grep '^kmemleak-report: ' "$res" | head -n 60
+		echo "FAIL: kmemleak found $leaks unreferenced objects allocated during the job (each below, with its backtrace):"
+		sed -n 's/^kmemleak-job: /  /p' "$res" | head -n 4000
+		echo "(and $(sed -n 's/^guest-kmemleak-boot: //p' "$res" | tail -n 1) objects from before the job, not counted; the first few:)"
+		sed -n 's/^kmemleak-boot-sample: /  /p' "$res"
 		rc=1
 	fi
 	if [ "$locks" != 1 ]; then
