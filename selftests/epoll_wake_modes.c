@@ -1086,7 +1086,7 @@ static int wake_ctx_setup(struct __test_metadata *_metadata,
 		if (c->src < 0 && errno == ENOSYS)
 			SKIP(return 1, "no inotify (CONFIG_INOTIFY_USER)");
 		ASSERT_GE(c->src, 0);
-		strcpy(c->dir, "/tmp/epoll_wake.XXXXXX");
+		snprintf(c->dir, sizeof(c->dir), "/tmp/epoll_wake.XXXXXX");
 		ASSERT_TRUE(mkdtemp(c->dir) != NULL);
 		ASSERT_LE(0, inotify_add_watch(c->src, c->dir, IN_CREATE));
 		break;
