@@ -68,7 +68,8 @@ JOBS = [
 ]
 
 COMMIT_RE = re.compile(
-    r"(?:commit|ran at|at)\b[^0-9a-f\n]{0,40}\b([0-9a-f]{7,40}(?:\+dirty)?)\b")
+    r"(?:commit|ran at|at)\b[^\n]{0,60}?\b((?=[0-9a-f]*[0-9])[0-9a-f]{7,40}"
+    r"(?:\+dirty)?)(?![0-9a-z])")
 
 
 def git(*args):
@@ -111,6 +112,60 @@ def changed_since(rev, deps):
     return changed + r.stdout.split()
 
 
+def hash_text(text):
+    r = subprocess.run(["git", "hash-object", "--stdin"], input=text,
+                       capture_output=True, text=True, cwd=TOP)
+    return r.stdout.strip()[:12]
+
+
+def series_hash(base):
+    """As scripts/mutants.sh: the base's kernel patches, in series order."""
+    d = os.path.join(TOP, "patches", base)
+    out = []
+    for name in open(os.path.join(d, "series")).read().split("\n"):
+        name = name.strip()
+        if not name or name.startswith("#"):
+            continue
+        text = open(os.path.join(d, name)).read()
+        diffs = re.findall(r"^diff --git (\S+)", text, re.M)
+        if diffs and all(x.startswith("a/tools/testing/selftests/") for x in diffs):
+            continue
+        out.append(text)
+    return hash_text("".join(out))
+
+
+def mutant_hash(base, name):
+    text = open(os.path.join(TOP, "selftests", "mutants", base,
+                             name + ".patch")).read()
+    m = re.search(r"^(diff|---|\+\+\+|@@) ", text, re.M)
+    return hash_text(text[m.start():] if m else "")
+
+
+def mutant_rows():
+    """(current, total): mutants whose row still holds, of all mutants."""
+    cur = tot = 0
+    for base in bases():
+        d = os.path.join(TOP, "selftests", "mutants", base)
+        if not os.path.isdir(d):
+            continue
+        rows = {}
+        tsv = os.path.join(TOP, "results", "mutants", base + ".tsv")
+        if os.path.exists(tsv):
+            for line in open(tsv):
+                f = line.rstrip("\n").split("\t")
+                if len(f) >= 8:
+                    rows[f[0]] = f[7]
+        sh = series_hash(base)
+        for p in sorted(os.listdir(d)):
+            if not p.endswith(".patch"):
+                continue
+            tot += 1
+            name = p[:-6]
+            if rows.get(name) == f"{mutant_hash(base, name)}:{sh}":
+                cur += 1
+    return cur, tot
+
+
 def expand(jobs):
     """Per-base jobs once per base; a job over every base depends on the
     {base} paths of all of them."""
@@ -141,7 +196,12 @@ def main():
             continue
         claimed.update(mine)
         rev = commit_of(primary) if primary in mine else None
-        if not rev:
+        if name == "mutants":
+            # per row, by the hashes each row records (scripts/mutants.sh)
+            cur, tot = mutant_rows()
+            state = "current" if cur == tot else "STALE"
+            why = f"{cur} of {tot} mutants have a current row"
+        elif not rev:
             state, why = "unknown", f"{primary} names no commit"
         else:
             changed = changed_since(rev, deps)
