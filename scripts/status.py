@@ -9,6 +9,9 @@ job depends on (the JOBS table below).  A result is
 
   current   nothing the job depends on changed since its commit;
   STALE     something did (the first few paths are named);
+  older     something did, and the file says so: its text marks the
+            numbers as older ("Older numbers (marked at <commit>)"), and
+            nothing the job depends on changed since that mark;
   unknown   the file names no commit, names one git does not have, or
             one with "+dirty" (it ran on uncommitted changes).
 
@@ -72,6 +75,12 @@ COMMIT_RE = re.compile(
     r"(?:\+dirty)?)(?![0-9a-z])")
 
 
+# A result whose numbers are knowingly old says so in its text, naming the
+# commit at which it was marked; it is "older" (not current, not silently
+# stale) while nothing the job depends on has changed since that mark.
+MARK_RE = re.compile(r"[Oo]lder numbers \(marked at ([0-9a-f]{7,40})\)")
+
+
 def git(*args):
     return subprocess.run(["git", "-C", TOP, *args], capture_output=True,
                           text=True)
@@ -91,12 +100,22 @@ def result_files():
     return sorted(out)
 
 
-def commit_of(path):
+def read_result(path):
     try:
         with open(os.path.join(TOP, "results", path), errors="replace") as f:
-            m = COMMIT_RE.search(f.read())
+            return f.read()
     except OSError:
-        return None
+        return ""
+
+
+def commit_of(path):
+    """The commit a result ran at (its "older numbers" mark aside)."""
+    m = COMMIT_RE.search(MARK_RE.sub("", read_result(path)))
+    return m.group(1) if m else None
+
+
+def mark_of(path):
+    m = MARK_RE.search(read_result(path))
     return m.group(1) if m else None
 
 
@@ -207,6 +226,10 @@ def main():
             changed = changed_since(rev, deps)
             if changed is None:
                 state, why = "unknown", f"{rev}: not a commit of this tree"
+            elif changed and mark_of(primary) and \
+                    changed_since(mark_of(primary), deps) == []:
+                state = "older"
+                why = f"marked at {mark_of(primary)} as numbers of {rev}, not rerun"
             elif changed:
                 state = "STALE"
                 why = "changed since: " + ", ".join(changed[:3]) + \
