@@ -1,26 +1,41 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# make test   build, boot and selftest every base (see README.md)
-# make bench  the wake, batching and timeout benchmarks, on a third kernel
-#             per base configured like a distribution's (build/<base>-bench)
+# make test           build, boot and selftest every base on every arch it
+#                     supports, and check the series (README.md)
+# make bench          the wake, batching, timeout and nginx benchmarks on a
+#                     bench kernel per base (build/<base>-bench; results/)
+# make test DEBUG=1   make test on the debug kernels (kmemleak, lockdep, ...)
+# make stress         the fuzzer and the race stress on the debug kernels
+# make coverage       which of the series' added lines the selftests run
+# make mutants        planted bugs the selftests must catch; reruns the
+#                     mutants without a current row (results/mutants/)
 # make check-patches  the series are postable (also part of make test)
-# make stress the fuzzer and the race stress on the debug kernels, 10 min
-#             per base (STRESS_SECS=600)
-# make test DEBUG=1   make test on the debug kernels
-# make coverage  which of the series' added lines the selftests run
-# make status    for every result under results/: its job, the commit it
-#                ran at, and whether what it measured changed since
-#                (STATUS_CHECK=1: exit 1 unless everything is current)
-# make help      this text
+# make check-bases    the bases are data: no code names one, and a copied
+#                     base .conf is picked up by make test's job loop
+# make postings       generate posting/<base>/<topic>/*.patch (not tracked)
+# make status         every result under results/: its job, the commit it
+#                     ran at, and whether what it measured changed since
+# make clean          drop build/ (keeps the download cache and ccache)
+# make distclean      also drop the download cache and ccache
+# make help           this text
 #
-# Variables: BASES="v3.19 6.12", ARCHES="x86_64 arm64" (make test: 6.12 is
-# also cross-built and booted on arm64), KSRC=<v3.19 tree or tarball>,
-# KSRC_612=<6.12 tree or tarball>, ACCEL=tcg|kvm, JOBS=N.
+# Variables:
+#   BASES="..."       bases to run (default: every scripts/bases/*.conf)
+#   ARCHES="..."      guest arches (default x86_64 arm64; each base runs
+#                     those its .conf lists)
+#   KSRC=...          v3.19 tree or tarball; KSRC_612=... the 6.12 one
+#   ACCEL=tcg|kvm     QEMU accelerator (default tcg)
+#   JOBS=N            parallel make jobs (default: nproc)
+#   DEBUG=1           make test on the debug kernels
+#   STRESS_SECS=N     make stress's length per base (default 600)
+#   MUTANTS="glob"    make mutants: these mutants only ('*': all)
+#   STATUS_CHECK=1    make status exits 1 unless every result is current
+# Every script under scripts/ also answers --help.
 
 SHELL := /bin/bash
 export BASES ARCHES KSRC KSRC_612 ACCEL JOBS DEBUG STRESS_SECS
 
-.PHONY: test bench stress check-patches postings clean distclean mutants coverage status help
+.PHONY: test bench stress check-patches check-bases postings clean distclean mutants coverage status help
 
 # BASES_ORIGIN tells test.sh whether BASES was narrowed on purpose (on
 # this command line) or inherited from the environment.
@@ -38,8 +53,10 @@ stress:
 check-patches:
 	@scripts/check-patches.sh $(BASES)
 
-# Regenerate posting/<base>/<topic>/ and patches/man-pages/ (check-patches
-# fails when they are out of date).
+# Generate posting/<base>/<topic>/*.patch (build output, not tracked) from
+# the series and covers/<base>/cover-*.txt, and patches/man-pages/
+# (check-patches fails when the postings do not generate or the man-pages
+# patches are out of date).
 postings:
 	@scripts/posting.sh $(BASES) && scripts/man-pages-patches.sh
 
@@ -53,6 +70,9 @@ mutants:
 # (build/<base>-coverage), the selftests, results/coverage.md.
 coverage:
 	@scripts/coverage.sh
+
+check-bases:
+	@scripts/check-bases.sh
 
 status:
 	@scripts/status.py $(if $(filter 1,$(STATUS_CHECK)),--check)

@@ -26,6 +26,15 @@ import subprocess
 import sys
 import tempfile
 
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def shown(path):
+    """PATH as a result file may show it: relative to the checkout, never
+    a path of the machine that ran it."""
+    rel = os.path.relpath(os.path.abspath(path), TOP)
+    return rel if not rel.startswith("../../") else os.path.basename(path)
+
 PERF_EVENTS = ["task-clock", "context-switches", "cpu-migrations", "page-faults"]
 MODES = ["all", "exclusive", "roundrobin"]
 
@@ -181,7 +190,9 @@ def perf_report(data, vmlinux, txt):
     except OSError as e:
         raise RuntimeError(f"perf report: {e}")
     with open(txt, "w") as f:
-        f.write("# " + " ".join(f"'{c}'" if c == "|" else c for c in cmd) + "\n")
+        f.write("# " + " ".join(f"'{c}'" if c == "|" else
+                                shown(c) if c in (data, vmlinux) else c
+                                for c in cmd) + "\n")
         f.write(p.stdout)
         if p.stderr.strip():
             f.write("# stderr:\n" + "".join("# " + l + "\n"
@@ -248,7 +259,7 @@ def do_profiles(profiles, outdir, header):
             body = f.read()
         with open(txt, "w") as f:
             f.write(f"# {header}\n# profile {name}: {len(raw)} bytes of "
-                    f"perf.data, symbols from {vmlinux}\n" + body)
+                    f"perf.data, symbols from {shown(vmlinux)}\n" + body)
         summ = summarize_profile(rows)
         if not summ["total"]:
             summ["error"] = "no samples of the benchmark's tasks"
@@ -454,7 +465,7 @@ def main():
     return 1 if failed else 0
 
 
-# Issue 11's targets: epoll_mod_wait against the epoll_ctl loop + wait
+# The targets: epoll_mod_wait against the epoll_ctl loop + wait
 MODWAIT_TARGETS = {"1": 1.0, "8": 1.5, "64": 2.0}
 
 
@@ -502,7 +513,7 @@ def modwait_md(modwait, runs):
                   f"{spread(ops.get(case, []), '{:,.0f}')} | "
                   f"{r['syscalls_per_iter']} | {mean} | "
                   f"{spread(rs, '{:.3f}')} |")
-    md += ["", "Targets (issue 11): epoll_mod_wait at least the given ratio "
+    md += ["", "Targets: epoll_mod_wait at least the given ratio "
            "to the ctl loop, and, where io_uring ran, at least io_uring's. "
            "\"met\" uses the mean; \"short by\" is target minus mean.", "",
            "| fds changed | target | modwait ratio | met | io_uring ratio "
@@ -607,4 +618,7 @@ plot """ + ", ".join(
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        sys.exit(0)
     sys.exit(main())

@@ -27,7 +27,7 @@ export BENCH=1
 # One compound command: bash reads it all before running it, so editing
 # this file during a run cannot change that run.
 {
-BASES=${BASES:-"v3.19 6.12"}
+BASES=${BASES:-$(all_bases)}
 S=$TOP/scripts
 RESULTS=${RESULTS:-$TOP/results}
 rm -f "$TIMINGS"
@@ -35,27 +35,26 @@ mkdir -p "$BUILD"
 # A bench boot can run for a long time under TCG.
 export BOOT_TIMEOUT=${BOOT_TIMEOUT:-14400}
 
-run_step "$BUILD/logs/deps-bench.log" "deps: apt packages" "$S/deps.sh" bench || exit 1
-STEP_BASE=6.12$VARIANT run_step "$(bdir 6.12)/logs/source.log" "6.12: source" \
-	"$S/kernel.sh" source 6.12 || exit 1
+job_start bench || exit 1
 
-rc=0
-for b in $BASES; do
+# bench_base BASE STATUS: for_each_base's step.
+bench_base() {
+	local b=$1 d out frags
+
 	d=$(bdir "$b")
-	mkdir -p "$d/logs"
-	STEP_BASE=$b$VARIANT
-	base_source "$b"
-	st=$?
-	if [ $st = 3 ]; then
-		echo "!!! $b was SKIPPED, no results written: $(cat "$d/skip-reason")"
-		continue
-	fi
-	[ $st = 0 ] || { rc=1; continue; }
+	case $2 in
+	ok) ;;
+	skipped) echo "!!! $b was SKIPPED, no results written: $(cat "$d/skip-reason")"
+		 return 0 ;;
+	unsupported) echo "!!! $b does not build for $GUEST_ARCH: $WHY_UNSUPPORTED"
+		 return 0 ;;
+	*) return 1 ;;
+	esac
 	build_base "$b" &&
 	run_step "$d/logs/initramfs-bench.log" "$b$VARIANT: initramfs with perf" \
 		"$S/guest.sh" initramfs "$b" bench &&
 	run_step "$d/logs/bench.log" "$b$VARIANT: benchmarks in QEMU" \
-		"$S/guest.sh" boot "$b" bench || { rc=1; continue; }
+		"$S/guest.sh" boot "$b" bench || return 1
 
 	out=$RESULTS/$b
 	# results/<base> also holds make stress's stress.txt: replace only
@@ -77,16 +76,19 @@ for b in $BASES; do
 	BENCH_PROFILE_DIR=$d/run-bench/profile \
 	run_step "$d/logs/bench-report.log" "$b$VARIANT: report and profiles" \
 		python3 "$S/bench-report.py" "$d/run-bench/results.log" "$out" ||
-		rc=1
+		return 1
 	# the profiles' perf.data went to $d/run-bench/profile; not their base64
 	sed '/^=== profile-data: /,/^=== profile-end: /{/^=== profile-/!d}' \
 		"$d/run-bench/results.log" >"$out/guest-output.txt"
 	# the nginx scenario, results/<base>/nginx.md (BENCH_NGINX=0: skip it)
 	if [ "${BENCH_NGINX:-1}" = 1 ]; then
-		"$S/bench-nginx.sh" run "$b" || rc=1
+		"$S/bench-nginx.sh" run "$b" || return 1
 	fi
 	msg "$b: results in $out"
-done
+}
+
+rc=0
+for_each_base bench_base || rc=1
 echo
 for b in $BASES; do
 	[ -f "$RESULTS/$b/report.md" ] && { echo; cat "$RESULTS/$b/report.md"; }

@@ -28,11 +28,12 @@
 # One compound command: bash reads it all before running it, so editing
 # this file during a run cannot change that run.
 {
-CHECKPATCH=$BUILD/6.12/src/scripts/checkpatch.pl
+TB=$(tools_base) || exit 1
+CHECKPATCH=$BUILD/$TB/src/scripts/checkpatch.pl
 rc=0
-mkdir -p "$BUILD/6.12/logs"
-"$TOP/scripts/kernel.sh" source 6.12 >"$BUILD/6.12/logs/source.log" 2>&1 ||
-	die "no 6.12 source (for checkpatch.pl): see $BUILD/6.12/logs/source.log"
+mkdir -p "$BUILD/$TB/logs"
+"$TOP/scripts/kernel.sh" source "$TB" >"$BUILD/$TB/logs/source.log" 2>&1 ||
+	die "no $TB source (for checkpatch.pl): see $BUILD/$TB/logs/source.log"
 
 # section FILE SERIES: the banner section a series entry belongs to
 # (build-fix, backport, feature, tests or local).  A backport is a mainline fix
@@ -186,15 +187,58 @@ bisect_builds() {
 check_mutants() {
 	local b=$1 p bad=0 n=0
 
-	for p in "$TOP/selftests/mutants/$b"/*.patch; do
+	# the planted bugs of make mutants, and the planted leaks that
+	# make test DEBUG=1 must fail on (selftests/mutants/debug/BASE)
+	for p in "$TOP/selftests/mutants/$b"/*.patch "$TOP/selftests/mutants/debug/$b"/*.patch; do
 		[ -e "$p" ] || continue
 		n=$((n + 1))
 		patch -p1 --dry-run --fuzz=0 -s -f -d "$BUILD/$b/check/git" \
 			<"$p" >/dev/null 2>&1 && continue
-		echo "$b: mutant $(basename "$p") does not apply to the series (make mutants would call it n/a)"
+		echo "$b: mutant ${p#"$TOP"/} does not apply to the series (make mutants would call it n/a)"
 		bad=1
 	done
 	[ $bad = 0 ] && echo "$b: all $n mutants apply to the series"
+	return $bad
+}
+
+# check_mutant_numbers: a mutant's number names it forever (make mutants
+# keys its rows by number): every mutant removed in git history is listed
+# in selftests/mutants/retired.txt, no current mutant has a retired
+# number (but those reused before the rule), and no number is used twice.
+check_mutant_numbers() {
+	local R=$TOP/selftests/mutants/retired.txt bad=0 d b f n name dup
+
+	if [ "$(git -C "$TOP" rev-parse --is-shallow-repository 2>/dev/null)" != false ]; then
+		echo "mutant numbers: not checked (no full git history here)"
+		return 0
+	fi
+	for d in "$TOP"/selftests/mutants/*/; do
+		b=$(basename "$d")
+		[ "$b" = debug ] && continue
+		dup=$(find "$d" -maxdepth 1 -name '[0-9]*-*.patch' -printf '%f\n' |
+			sed 's/-.*//' | sort | uniq -d)
+		[ -z "$dup" ] || { echo "mutant numbers: $b uses $(echo $dup) twice"; bad=1; }
+		for f in "$d"[0-9]*-*.patch; do
+			[ -e "$f" ] || continue
+			f=$(basename "$f" .patch)
+			n=${f%%-*}
+			if grep -qE "^$b $n [^ ]+\$" "$R"; then
+				echo "mutant numbers: $b/$f has number $n, retired in $R"
+				bad=1
+			fi
+		done
+		while read -r f; do
+			f=$(basename "$f" .patch)
+			n=${f%%-*} name=${f#*-}
+			[ -e "$d$f.patch" ] && continue
+			grep -qE "^$b $n $name( |\$)" "$R" || {
+				echo "mutant numbers: $b/$f.patch was removed; retire number $n in selftests/mutants/retired.txt"
+				bad=1
+			}
+		done < <(git -C "$TOP" log --all --no-renames --diff-filter=A --name-only \
+			--format= -- "selftests/mutants/$b" | grep -E '/[0-9]+-[^/]*\.patch$' | sort -u)
+	done
+	[ $bad = 0 ] && echo "mutant numbers: none reused, every removed mutant's number retired"
 	return $bad
 }
 
@@ -237,10 +281,13 @@ check_base() {
 	return $bad
 }
 
-for b in ${*:-${BASES:-v3.19 6.12}}; do
+CHECK_BASES=${*:-${BASES:-$(all_bases)}}
+check_mutant_numbers || rc=1
+for b in $CHECK_BASES; do
 	check_base "$b" || rc=1
 done
-"$TOP/scripts/posting.sh" --check ${*:-${BASES:-v3.19 6.12}} || rc=1
+# shellcheck disable=SC2086
+"$TOP/scripts/posting.sh" --check $CHECK_BASES || rc=1
 "$TOP/scripts/man-pages-patches.sh" --check || rc=1
 # the rerun of mainline's racy tests forgives only what it may
 "$TOP/scripts/check-retries.sh" || rc=1

@@ -5,7 +5,7 @@
 # what the list allows (selftests/retries-allowed.txt; here a list of its
 # own), and only when at least four of five reruns pass.  Runs
 # scripts/guest/retry-failed (under busybox sh, as in the guest) and
-# scripts/check-results.py on made-up runner output, with a fake test
+# scripts/check-manifest.py on made-up runner output, with a fake test
 # binary whose reruns pass or fail on demand.  Part of make
 # check-patches; needs no kernel.
 
@@ -66,13 +66,13 @@ case_() {
 	local d=$tmp/$name grc hrc
 	mkdir -p "$d"
 	runner_out "$failed" "$tail" >"$d/kselftest.out"
-	python3 "$TOP/scripts/check-results.py" --retries "$target" >"$d/retry"
+	python3 "$TOP/scripts/check-manifest.py" --retries "$target" >"$d/retry"
 	RETRY_LIST=$d/retry KSFT_OUT=$d/kselftest.out KSFT_FAILED=$d/failed \
 	KSFT_DIR=$tmp/bin COUNTER=$d/counter FAIL_RERUN="$rerun" \
 		$sh -c ". '$TOP/scripts/guest/retry-failed'; retry_failed" >"$d/retry.out"
 	grc=$?
 	cat "$d/kselftest.out" "$d/retry.out" >"$d/results.log"
-	MANIFEST=$tmp/manifest python3 "$TOP/scripts/check-results.py" \
+	MANIFEST=$tmp/manifest python3 "$TOP/scripts/check-manifest.py" \
 		"$target" "$d/results.log" >"$d/host.out" 2>&1
 	hrc=$?
 	[ $grc = 0 ] || grc=1
@@ -102,7 +102,7 @@ forged() {
 	local d=$tmp/$1
 	mkdir -p "$d"
 	{ runner_out "$2" '# exit=1'; echo "$3"; } >"$d/results.log"
-	if MANIFEST=$tmp/manifest python3 "$TOP/scripts/check-results.py" 6.12 \
+	if MANIFEST=$tmp/manifest python3 "$TOP/scripts/check-manifest.py" 6.12 \
 		"$d/results.log" >"$d/host.out" 2>&1 ||
 	   ! grep -qE "$4" "$d/host.out"; then
 		echo "not ok: $1"; sed 's/^/    /' "$d/host.out"; fails=$((fails + 1))

@@ -27,15 +27,16 @@
 # unified number + 110; the MIPS tables hold the bare number, the ABI's
 # __NR_Linux offset (4000 o32, 5000 n64, 6000 n32) being added when their
 # headers are generated (shown, not compared).
+case "${1:-}" in --help|-h) sed -n '2,/^[^#]/{/^#/!d;/SPDX-License-Identifier/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;; esac
 set -eu
 
 base=${1:?usage: check-syscall-tables.sh BASE TREE}
 tree=${2:?usage: check-syscall-tables.sh BASE TREE}
-case $base in
-6.12) anchor=mseal ;;
-v3.19) anchor=execveat ;;
-*) echo "check-syscall-tables: unknown base '$base'" >&2; exit 2 ;;
-esac
+# the base's newest call before ours (SYSCALL_ANCHOR in its .conf)
+conf=$(dirname "$0")/bases/$base.conf
+[ -f "$conf" ] || { echo "check-syscall-tables: unknown base '$base' (no $conf)" >&2; exit 2; }
+anchor=$(TOP=$(dirname "$0")/..; . "$conf" >/dev/null 2>&1; echo "${SYSCALL_ANCHOR:-}")
+[ -n "$anchor" ] || { echo "check-syscall-tables: $conf sets no SYSCALL_ANCHOR" >&2; exit 2; }
 [ -d "$tree/arch" ] || { echo "check-syscall-tables: $tree is not a kernel tree" >&2; exit 2; }
 
 cd "$tree"

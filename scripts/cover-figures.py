@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """cover-figures.py [--wake] [RESULTS]: the epoll_mod_wait figures of the
-cover letters (posting/<base>/cover-modwait.txt), or with --wake the wake
-mode tables of posting/<base>/cover-roundrobin.txt, in the letters'
+cover letters (covers/<base>/cover-modwait.txt), or with --wake the wake
+mode tables of covers/<base>/cover-roundrobin.txt, in the letters'
 plain-text layout (wake.csv gives means over the perf stat -r runs), computed from RESULTS/<base>/modwait.csv and timeout.csv (default
 results/) of make bench.  Paste its output into the letters' Results
 section after every make bench that is to be posted, so that a letter
@@ -19,7 +19,25 @@ import re
 import statistics
 import sys
 
-BASES = [("v3.19", "3.19"), ("6.12", "6.12")]
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def all_bases():
+    """(base, label) of every scripts/bases/*.conf, in BASE_ORDER order;
+    the label is the base's name without a leading "v"."""
+    out = []
+    for f in os.listdir(os.path.join(TOP, "scripts", "bases")):
+        if not f.endswith(".conf"):
+            continue
+        order = 0
+        with open(os.path.join(TOP, "scripts", "bases", f)) as conf:
+            m = re.search(r"^BASE_ORDER=(\d+)", conf.read(), re.M)
+            order = int(m.group(1)) if m else 0
+        out.append((order, f[:-5]))
+    return [(b, b[1:] if b.startswith("v") else b) for _, b in sorted(out)]
+
+
+BASES = all_bases()
 NS = [1, 8, 64]
 
 
@@ -145,4 +163,7 @@ def main():
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        sys.exit(0)
     sys.exit(main())

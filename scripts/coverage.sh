@@ -19,7 +19,7 @@ export COVERAGE=1
 # One compound command: bash reads it all before running it, so editing
 # this file during a run cannot change that run.
 {
-ALL_BASES="v3.19 6.12"
+ALL_BASES=$(all_bases)
 BASES=${BASES:-$ALL_BASES}
 S=$TOP/scripts
 RESULTS=${RESULTS:-$TOP/results}
@@ -29,29 +29,28 @@ T0=$(date +%s)
 rm -f "$TIMINGS"
 mkdir -p "$BUILD"
 
-run_step "$BUILD/logs/deps.log" "deps: apt packages" "$S/deps.sh" test || exit 1
-STEP_BASE=6.12 run_step "$(bdir 6.12)/logs/source.log" "6.12: source" \
-	"$S/kernel.sh" source 6.12 || exit 1
+job_start test || exit 1
 
 declare -A state line
 rc=0
-for b in $BASES; do
+# coverage_base BASE STATUS: for_each_base's step.
+coverage_base() {
+	local b=$1 d st
+
 	d=$(bdir "$b")
-	mkdir -p "$d/logs"
-	STEP_BASE=$b$VARIANT
 	state[$b]=FAIL
 	rm -f "$d/coverage.md" "$d/coverage.json"
-	base_source "$b"
-	case $? in
-	0) ;;
-	3) state[$b]=SKIPPED; line[$b]="SKIPPED: $(cat "$d/skip-reason")"; rc=3; continue ;;
-	*) line[$b]="source failed"; rc=1; continue ;;
+	case $2 in
+	ok) ;;
+	skipped) state[$b]=SKIPPED; line[$b]="SKIPPED: $(cat "$d/skip-reason")"; rc=3; return 0 ;;
+	unsupported) state[$b]=SKIPPED; line[$b]="SKIPPED: not on $GUEST_ARCH: $WHY_UNSUPPORTED"; rc=3; return 0 ;;
+	*) line[$b]="source failed"; rc=1; return 0 ;;
 	esac
 	if ! build_base "$b" ||
 	   ! run_step "$d/logs/initramfs.log" "$b$VARIANT: initramfs" "$S/guest.sh" initramfs "$b"; then
 		line[$b]="build failed (see $d/logs)"
 		rc=1
-		continue
+		return 0
 	fi
 	run_step "$d/logs/boot.log" "$b$VARIANT: boot + selftests in QEMU" "$S/guest.sh" boot "$b" selftests ||
 		{ line[$b]="the selftests failed on the coverage kernel (see $d/logs/boot.log)"; rc=1; }
@@ -71,7 +70,8 @@ for b in $BASES; do
 		[ $st = 0 ] || line[$b]="${line[$b]:+${line[$b]}; }coverage: $(tail -n 1 "$d/logs/coverage-report.log")"
 		rc=1
 	fi
-done
+}
+for_each_base coverage_base
 
 mkdir -p "$RESULTS"
 {

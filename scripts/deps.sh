@@ -12,7 +12,7 @@
 
 # package:command-or-file it provides.  Not gcc-multilib: Debian 12's cross
 # compilers (the arm64 guest's) conflict with it, for its /usr/include/asm
-# symlink alone; gcc-12-multilib has the rest, and scripts/guest.sh gives
+# symlink alone; gcc-12-multilib has the rest, and scripts/guest-progs.sh gives
 # the -m32 and -mx32 builds that symlink itself (asm_fallback).  Everything a step calls, on a
 # minbase Debian 12 (debootstrap --variant=minbase), where only git and make
 # were installed by hand; 6.12's Documentation/process/changes.rst lists
@@ -46,7 +46,6 @@ qemu-system-x86:qemu-system-x86_64
 gcc-12-multilib:/usr/lib/gcc/x86_64-linux-gnu/12/32/libgcc.a
 libc6-dev-i386:/usr/lib32/libc.a
 libc6-dev-x32:/usr/libx32/libc.a
-linux-source-6.12:/usr/src/linux-source-6.12.tar.xz
 mandoc:mandoc
 groff-base:groff
 bsdextrautils:col
@@ -116,6 +115,13 @@ arm64_busybox() {
 	rm -rf "$tmp"
 	[ -x "$dir/busybox" ]
 }
+
+# the bases whose source is a Debian package (SRC_APT_PKG, SRC_APT_TARBALL
+# in scripts/bases/*.conf)
+for b in $(all_bases); do
+	pkg=$(base_field "$b" SRC_APT_PKG)
+	[ -n "$pkg" ] && NEED_TEST="$NEED_TEST $pkg:$(base_field "$b" SRC_APT_TARBALL)"
+done
 
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo

@@ -135,7 +135,12 @@ describe_source() {
 	if [ -n "$SRC_APT_PKG" ] && [ "$in" = "$SRC_APT_TARBALL" ]; then
 		echo "$SRC_APT_PKG $(dpkg-query -W -f '${Version}' "$SRC_APT_PKG")"
 	else
-		echo "$in"
+		# results quote this: no path of this machine, only one
+		# relative to the checkout (../shared/...) or the file's name
+		case $in in
+		"$TOP"/*) echo "${in#"$TOP"/}" ;;
+		*) basename "$in" ;;
+		esac
 	fi
 }
 
@@ -211,13 +216,22 @@ do_apply() {
 	before=$(mktemp)
 	# Pop against the series as it was applied: quilt refuses to work
 	# with a series file that no longer matches .pc/applied-patches.
+	# quilt keeps the patches directory and series file of the first push
+	# in .pc/.quilt_patches and .pc/.quilt_series, and they win over the
+	# environment: a source tree pushed from another checkout (a moved
+	# one, or BUILD= shared between two) would be pushed from that one's
+	# patches again.  Point them at this checkout for the pop, and drop
+	# them for the push.
 	if [ -s .pc/applied-patches ]; then
 		grep -v '^#' .pc/applied-patches >.pc/applied-series
+		echo "$QUILT_PATCHES" >.pc/.quilt_patches
+		echo "$SRC/.pc/applied-series" >.pc/.quilt_series
 		QUILT_SERIES=$SRC/.pc/applied-series quilt files -a --combine - \
 			2>/dev/null | sort -u >"$touched"
 		snapshot "$touched" >"$before"
 		QUILT_SERIES=$SRC/.pc/applied-series quilt pop -a -f -q || exit 1
 	fi
+	rm -f .pc/.quilt_patches .pc/.quilt_series
 	rm -f "$SRC/.series-stamp"
 	quilt push -a -q --fuzz=0 || exit 1
 	quilt files -a --combine - 2>/dev/null >>"$touched"

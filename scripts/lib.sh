@@ -7,6 +7,21 @@
 
 set -o pipefail
 
+# script_usage FILE: FILE's header comment (after the "#!" and SPDX
+# lines, up to its first line that is not a comment), without the "#".
+script_usage() {
+	sed -n '2,/^[^#]/{/^#/!d;/SPDX-License-Identifier/d;s/^# \{0,1\}//;p}' "$1" |
+		sed '/./,$!d'
+}
+
+# Every script that sources this file answers --help (or -h) with its
+# header comment: sourced without arguments, this file sees the script's.
+case "${1:-}" in
+--help|-h)
+	script_usage "$0"
+	exit 0 ;;
+esac
+
 TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 BUILD=${BUILD:-$TOP/build}
 CACHE=${EPOLL_SERIES_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/epoll-series}
@@ -113,6 +128,39 @@ run_step() {
 	return 0
 }
 
+# --- the bases, as data ------------------------------------------------------
+#
+# Every base is one file, scripts/bases/BASE.conf; nothing else names the
+# bases.  BASE_ORDER (a number) orders them in every job and report.
+
+# base_field BASE FIELD: one field of BASE's .conf (empty when unset).
+base_field() {
+	( . "$TOP/scripts/bases/$1.conf" >/dev/null 2>&1; eval "printf '%s' \"\${$2:-}\"" )
+}
+
+# all_bases: every base, in BASE_ORDER (then name) order.
+all_bases() {
+	local f b
+
+	for f in "$TOP"/scripts/bases/*.conf; do
+		b=$(basename "$f" .conf)
+		printf '%s %s\n' "$(base_field "$b" BASE_ORDER)" "$b"
+	done | sort -k1,1n -k2,2 | awk '{ printf "%s%s", sep, $2; sep = " " } END { print "" }'
+}
+
+# tools_base: the base whose source provides the kselftest harness
+# (kselftest_harness.h) and checkpatch.pl to every job (TOOLS_BASE=1 in
+# its .conf; its source stage runs first, whatever BASES says).
+tools_base() {
+	local b
+
+	for b in $(all_bases); do
+		[ "$(base_field "$b" TOOLS_BASE)" = 1 ] && { echo "$b"; return 0; }
+	done
+	echo "no scripts/bases/*.conf sets TOOLS_BASE=1" >&2
+	return 1
+}
+
 # Load the data file that describes a kernel base (scripts/bases/BASE.conf)
 # and the arch/QEMU data it names (scripts/arch/ARCH.conf).
 load_base() {
@@ -185,8 +233,9 @@ base_source() {
 
 	log=$(bdir "$b")/logs/source.log
 
-	# (6.12's x86_64 source stage ran first; another arch records its own)
-	[ "$b" = 6.12 ] && [ -z "$ARCH_SUFFIX" ] && return 0
+	# (the tools base's x86_64 source stage ran first, in job_start;
+	# another arch records its own)
+	[ "$b" = "$(tools_base)" ] && [ -z "$ARCH_SUFFIX" ] && return 0
 	mkdir -p "$(dirname "$log")"
 	msg "$b$ARCH_SUFFIX: source ..."
 	t=$(date +%s)
@@ -205,17 +254,91 @@ base_source() {
 	msg "$b$ARCH_SUFFIX: $(tail -n 1 "$log")"
 }
 
+# build_stages FROM LOGDIR RUN BASE [WRAP...]: the stages of a base's
+# build, from stage FROM (apply, config, build, headers, selftests,
+# kselftests or benches) to the last, each run as
+#   RUN LOGDIR/STAGE.log "LABEL" [WRAP...] CMD... BASE
+# RUN is run_step for the jobs (build_base); make mutants passes its
+# interruptible step and a WRAP that points the command at its build tree.
+build_stages() {
+	local from=$1 logs=$2 run=$3 b=$4 t st label cmd on=0
+	shift 4
+
+	t=$b$ARCH_SUFFIX$VARIANT
+	while IFS='|' read -r st label cmd; do
+		[ "$st" = "$from" ] && on=1
+		[ $on = 1 ] || continue
+		# shellcheck disable=SC2086
+		"$run" "$logs/$st.log" "$t: $label" "$@" $cmd "$b" || return 1
+	done <<-EOF
+	apply|quilt push -a|$TOP/scripts/kernel.sh apply
+	config|config|$TOP/scripts/kernel.sh config
+	build|$KTARGET|$TOP/scripts/kernel.sh build
+	headers|headers_install|$TOP/scripts/kernel.sh headers
+	selftests|build selftests|$TOP/scripts/guest-progs.sh selftests
+	kselftests|build in-tree selftests|$TOP/scripts/guest-progs.sh kselftests
+	benches|build benchmarks|$TOP/scripts/guest-progs.sh benches
+	EOF
+	[ $on = 1 ] || { echo "build_stages: no stage '$from'" >&2; return 1; }
+}
+
 # build_base BASE: patched kernel, headers, selftests and benchmarks.
 build_base() {
-	local b=$1 S=$TOP/scripts L t=$1$ARCH_SUFFIX$VARIANT
+	build_stages apply "$(bdir "$1")/logs" run_step "$1"
+}
 
-	L=$(bdir "$b")/logs
+# --- the job loop --------------------------------------------------------------
 
-	run_step "$L/apply.log" "$t: quilt push -a" "$S/kernel.sh" apply "$b" &&
-	run_step "$L/config.log" "$t: config" "$S/kernel.sh" config "$b" &&
-	run_step "$L/build.log" "$t: $KTARGET" "$S/kernel.sh" build "$b" &&
-	run_step "$L/headers.log" "$t: headers_install" "$S/kernel.sh" headers "$b" &&
-	run_step "$L/selftests.log" "$t: build selftests" "$S/guest.sh" selftests "$b" &&
-	run_step "$L/kselftests.log" "$t: build in-tree selftests" "$S/guest.sh" kselftests "$b" &&
-	run_step "$L/benches.log" "$t: build benchmarks" "$S/guest.sh" benches "$b"
+# job_start DEPS_SET: what every job does first: the apt packages of
+# DEPS_SET (scripts/deps.sh), then the tools base's source (the selftests
+# use its kselftest harness, check-patches its checkpatch.pl), so it is
+# needed even when BASES leaves that base out.
+job_start() {
+	local tb
+
+	tb=$(tools_base) || return 1
+	run_step "$BUILD/logs/deps-$1.log" "deps: apt packages" "$TOP/scripts/deps.sh" "$1" || return 1
+	STEP_BASE=$tb$VARIANT run_step "$(bdir "$tb")/logs/source.log" "$tb: source" \
+		"$TOP/scripts/kernel.sh" source "$tb"
+}
+
+# for_each_base FN: the job loop, over $BASES (default: every base) on the
+# current arch.  For each base: its build directory, then its source stage,
+# then "FN BASE STATUS", STATUS being
+#   ok           the source is ready (FN builds, boots, reports)
+#   skipped      no source; why is in $(bdir BASE)/skip-reason
+#   failed       the source stage failed (its log was shown)
+#   unsupported  the base does not build for $GUEST_ARCH; why is in
+#                $WHY_UNSUPPORTED (no source stage was run)
+# Returns 1 if any FN call did.
+for_each_base() {
+	local fn=$1 b st rc=0
+
+	for b in ${BASES:-$(all_bases)}; do
+		[ -f "$TOP/scripts/bases/$b.conf" ] || die "unknown base '$b' (no scripts/bases/$b.conf)"
+		STEP_BASE=$b$ARCH_SUFFIX$VARIANT
+		WHY_UNSUPPORTED=$(base_supports "$b" "$GUEST_ARCH") || {
+			"$fn" "$b" unsupported || rc=1
+			continue
+		}
+		mkdir -p "$(bdir "$b")/logs"
+		base_source "$b"
+		case $? in
+		0) st=ok ;;
+		3) st=skipped ;;
+		*) st=failed ;;
+		esac
+		"$fn" "$b" "$st" || rc=1
+	done
+	return $rc
+}
+
+# base_supports BASE ARCH: BASE lists ARCH in its ARCHES_SUPPORTED; if
+# not, prints why.
+base_supports() {
+	( . "$TOP/scripts/bases/$1.conf"
+	  case " $ARCHES_SUPPORTED " in
+	  *" $2 "*) exit 0 ;;
+	  *) echo "${ARCHES_WHY_NOT:-not in its ARCHES_SUPPORTED}"; exit 1 ;;
+	  esac )
 }

@@ -25,7 +25,7 @@
 # not have.  MUTANTS_BASELINE=0 skips it.
 #
 # Variables:
-#   BASES="v3.19 6.12"   bases to run
+#   BASES="..."          bases to run (default: every scripts/bases/*.conf)
 #   MUTANTS="glob ..."   mutants to run, shell globs on NN-name (default:
 #                        every mutant without a current row, see below;
 #                        MUTANTS='*' runs them all)
@@ -80,7 +80,7 @@ TIMINGS=${TIMINGS:-$MBUILD/timings.txt}
 
 S=$TOP/scripts
 RESULTS=${RESULTS:-$TOP/results}
-ALL_BASES="v3.19 6.12"
+ALL_BASES=$(all_bases)
 BASES=${BASES:-$ALL_BASES}
 # No MUTANTS: run what has no current row, keeping the other rows.
 if [ -z "${MUTANTS:-}" ]; then
@@ -443,10 +443,8 @@ build_guest() {
 	local b=$1 what=$2 L
 
 	L=$(mbdir "$b")/logs
-	step "$L/headers.log" "$b$VARIANT: headers_install, $what" in_mbuild "$S/kernel.sh" headers "$b" &&
-	step "$L/selftests.log" "$b$VARIANT: build selftests" in_mbuild "$S/guest.sh" selftests "$b" &&
-	step "$L/kselftests.log" "$b$VARIANT: build in-tree selftests" in_mbuild "$S/guest.sh" kselftests "$b" &&
-	step "$L/benches.log" "$b$VARIANT: build benchmarks" in_mbuild "$S/guest.sh" benches "$b" &&
+	msg "$b$VARIANT: guest build, $what"
+	build_stages headers "$L" step "$b" in_mbuild &&
 	step "$L/initramfs.log" "$b$VARIANT: initramfs" in_mbuild "$S/guest.sh" initramfs "$b" selftests
 }
 
@@ -853,18 +851,19 @@ if [ -L "$MBUILD/applied" ] && [ -d "$MBUILD/applied" ]; then
 	restore "$(readlink -f "$MBUILD/applied")" || die "could not restore the source tree"
 fi
 
-# The manifest as it is now: guest.sh's check-results.py reads $MANIFEST, so
+# The manifest as it is now: guest.sh's check-manifest.py reads $MANIFEST, so
 # an edit of selftests/manifest.txt during the run cannot change its verdicts.
 mkdir -p "$MBUILD"
 cp "$TOP/selftests/manifest.txt" "$MBUILD/manifest.snapshot"
 export MANIFEST=$MBUILD/manifest.snapshot
 msg "mutants: BASES=\"$BASES\" MUTANTS=\"$MUTANTS\"; build dir $MBUILD"
-# The selftests use the 6.12 tree's kselftest_harness.h, whatever BASES is.
-STEP_BASE=6.12 step "$MBUILD/6.12/logs/source.log" "6.12: source" \
-	"$S/kernel.sh" source 6.12 || exit 1
-mkdir -p "$MBUILD/6.12"
-[ -d "$MBUILD/6.12/src" ] && [ ! -L "$MBUILD/6.12/src" ] ||
-	ln -sfn "$BUILD/6.12/src" "$MBUILD/6.12/src"
+# The selftests use the tools base's kselftest_harness.h, whatever BASES is.
+TB=$(tools_base) || exit 1
+STEP_BASE=$TB step "$MBUILD/$TB/logs/source.log" "$TB: source" \
+	"$S/kernel.sh" source "$TB" || exit 1
+mkdir -p "$MBUILD/$TB"
+[ -d "$MBUILD/$TB/src" ] && [ ! -L "$MBUILD/$TB/src" ] ||
+	ln -sfn "$BUILD/$TB/src" "$MBUILD/$TB/src"
 
 rc=0
 REPORT_DUE=1

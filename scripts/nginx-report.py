@@ -223,7 +223,7 @@ def verdict(ok):
 
 
 def goal_md(runs):
-    """The scenario's goal (project issue 13), per worker count: round-robin
+    """The scenario's goal, per worker count: round-robin
     spreads the accepts with Jain >= 0.99 where EPOLLEXCLUSIVE (nginx's
     default, with its reorder-every-16 workaround) falls short, keeps
     requests/s within 5 % of the best mode in the closed run, and its p99 in
@@ -279,7 +279,7 @@ def update_report(outdir, base, commit, goal):
     section = (f"{begin}\n## The nginx scenario\n\n"
                f"nginx with five ways of spreading accepts, commit {commit}; the "
                "tables, per-worker counts and plots are in [nginx.md](nginx.md).  "
-               "Goal (project issue 13):\n\n" + goal + f"\n{end}\n")
+               "Goal:\n\n" + goal + f"\n{end}\n")
     with open(path, "w") as f:
         f.write(text.rstrip("\n") + "\n\n" + section)
 
@@ -371,7 +371,7 @@ def main():
         out.append("Every request of every supported run got a 200 and every worker "
                    "survived; no failed or reset connection.\n")
     goal = goal_md(runs)
-    out.append("## Goal (project issue 13)\n")
+    out.append("## Goal\n")
     out.append("Round-robin: Jain >= 0.99 in the closed and the rate run; "
                "requests/s of the closed run within 5 % of the best mode's; "
                "p99 of the stall run no worse than reuseport's.\n")
@@ -412,4 +412,7 @@ def main():
 
 
 if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        sys.exit(0)
     sys.exit(main())

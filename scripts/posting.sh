@@ -18,23 +18,25 @@
 # base, in build/<base>/check/git, which check-patches.sh builds (run
 # "make check-patches BASES=<base>" first; the repository is brought up to
 # date with the series here if it is behind).  The subject and the text of
-# each cover letter come from posting/<base>/cover-<topic>.txt (first line:
+# each cover letter come from covers/<base>/cover-<topic>.txt (first line:
 # the subject, without "[PATCH 0/n]"; then a blank line and the text), read
 # when the posting is generated; the shortlog and diffstat are
 # format-patch's.  Edit those files, never the generated *.patch.
 #
+# posting/ is build output (not tracked), as b4 generates the patches to
+# send at send time: the series and covers/ are the source.
+#
 #   (no --check)  rewrite posting/<base>/<topic>/*.patch
-#   --check       regenerate into a scratch directory and fail if posting/
-#                 differs; run checkpatch --strict on every posting patch
+#   --check       generate into a scratch directory (posting/ is left
+#                 alone) and fail if that fails or leaves a placeholder;
+#                 run checkpatch --strict on every posting patch
 #                 (0 errors and 0 warnings, but a selftests-only patch
 #                 may waive warnings; every check must be waived in the
 #                 patch notes, as in check-patches.sh)
 #
-# Bases: v3.19's base commit is the v3.19 tag's commit (bfa76d495765...),
-# used only when the base tree is exactly v3.19's (SRC_TREE_ID).  Debian's
-# linux-source-6.12 is not an upstream commit (upstream stable 6.12.N plus
-# Debian's patches), so its cover letters carry no "base-commit:" line and
-# say which Debian tree they are against instead.
+# Bases: what a cover letter says about its base, and its "base-commit:"
+# (POSTING_BASE_COMMIT, used only when the base tree is exactly
+# SRC_TREE_ID), are fields of scripts/bases/<base>.conf.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -42,40 +44,34 @@
 # this file during a run cannot change that run.
 {
 POSTING=$TOP/posting
-CHECKPATCH=$BUILD/6.12/src/scripts/checkpatch.pl
+CHECKPATCH=$BUILD/$(tools_base)/src/scripts/checkpatch.pl
 
 # upstream_base BASE: the upstream commit of the base, or nothing.
 upstream_base() {
-	case $1 in
-	v3.19) echo bfa76d49576599a4b9f9b7a71f23d73d6dcff735 ;;	# tag v3.19, "Linux 3.19"
-	*) ;;
-	esac
+	base_field "$1" POSTING_BASE_COMMIT
 }
 
-# base_paragraph BASE ROOT: what the cover letter says about the base.
+# base_paragraph BASE ROOT: what the cover letter says about the base
+# (POSTING_BASE_TEXT, its @...@ filled in, filled to POSTING_BASE_WRAP).
 base_paragraph() {
-	local b=$1 root=$2 ver up tree
+	local b=$1 root=$2 ver up tree text wrap
 
-	case $b in
-	v3.19)
-		cat <<EOF
-This posting is against v3.19 (base-commit below).  The patches of the
-series that it needs but that are not posted (build fixes for current
-toolchains and, for the wake modes, mainline's POLLFREE fix
-138e4ad67afd, backported) are listed as prerequisite-patch-id lines.
-EOF
-		;;
-	6.12)
-		ver=$(cat "$BUILD/6.12/source-version" 2>/dev/null)
-		up=$(cd "$BUILD/6.12/check/git" && git show "$root:Makefile" |
-			awk '$1 == "VERSION" { v = $3 } $1 == "PATCHLEVEL" { p = $3 }
-			     $1 == "SUBLEVEL" { s = $3 } END { printf "v%s.%s.%s", v, p, s }')
-		tree=$(cd "$BUILD/6.12/check/git" && git rev-parse "$root^{tree}")
-		fmt -w 72 <<EOF
-This posting is against Debian's kernel tree, ${ver:-linux-source-6.12} (upstream stable $up plus Debian's patches; git tree $tree), which is not an upstream commit, so there is no base-commit line.  A posting for mainline would first be rebased onto mainline.
-EOF
-		;;
-	esac
+	text=$(base_field "$b" POSTING_BASE_TEXT)
+	wrap=$(base_field "$b" POSTING_BASE_WRAP)
+	ver=$(cat "$BUILD/$b/source-version" 2>/dev/null)
+	[ -n "$ver" ] || ver=$(base_field "$b" SRC_APT_PKG)
+	up=$(cd "$BUILD/$b/check/git" && git show "$root:Makefile" |
+		awk '$1 == "VERSION" { v = $3 } $1 == "PATCHLEVEL" { p = $3 }
+		     $1 == "SUBLEVEL" { s = $3 } END { printf "v%s.%s.%s", v, p, s }')
+	tree=$(cd "$BUILD/$b/check/git" && git rev-parse "$root^{tree}")
+	text=${text//@SOURCE_VERSION@/$ver}
+	text=${text//@UPSTREAM@/$up}
+	text=${text//@TREE@/$tree}
+	if [ "${wrap:-0}" != 0 ]; then
+		echo "$text" | fmt -w "$wrap"
+	else
+		echo "$text"
+	fi
 }
 
 # sections FILE: "kind topic patch" per series entry.
@@ -152,7 +148,7 @@ generate() {
 	topics=$(sections "$TOP/patches/$b/series" | awk '$1 == "feature" { print $2 }' | uniq)
 	for topic in $topics; do
 		[ "$topic" != "?" ] || { echo "posting: $b: a Feature banner names neither EPOLLROUNDROBIN nor epoll_mod_wait" >&2; return 1; }
-		cover=$POSTING/$b/cover-$topic.txt
+		cover=$TOP/covers/$b/cover-$topic.txt
 		[ -f "$cover" ] || { echo "posting: no $cover" >&2; return 1; }
 		read -r first last < <(sections "$TOP/patches/$b/series" |
 			awk -v t="$topic" '$1 == "feature" && $2 == t { if (!f) f = NR; l = NR }
@@ -189,16 +185,16 @@ generate() {
 	done
 }
 
-# checkpatch_posting PATCH: --strict, 0 errors and 0 warnings (a
+# checkpatch_posting PATCH [NAME]: --strict, 0 errors and 0 warnings (a
 # selftests-only patch may waive warnings, as check-patches.sh allows);
 # any check or warning left must be waived in the notes (" - TYPE: why").
 checkpatch_posting() {
-	local p=$1 out last t rc=0
+	local p=$1 name=${2:-$1} out last t rc=0
 
 	mkdir -p "$BUILD/checkpatch"
 	out=$(cd "$BUILD/checkpatch" && "$CHECKPATCH" --no-tree --strict --show-types -q "$p")
 	last=$(echo "$out" | grep -E '^total: ' || echo "total: 0 errors, 0 warnings, 0 checks (clean)")
-	echo "  ${p#"$TOP"/}: checkpatch --strict: ${last#total: }"
+	echo "  $name: checkpatch --strict: ${last#total: }"
 	if ! echo "$last" | grep -q ' 0 errors, 0 warnings' &&
 	   { ! selftests_only "$p" || ! echo "$last" | grep -q ' 0 errors,'; }; then
 		echo "$out" | sed 's/^/    /'
@@ -231,24 +227,16 @@ check_base() {
 		return 1
 	fi
 	rm -f "$tmp.err"
-	if diff -ru -x 'cover-*.txt' "$POSTING/$b" "$tmp" >"$tmp.diff"; then
-		echo "posting/$b is up to date with patches/$b/series and posting/$b/cover-*.txt"
-	else
-		echo "posting/$b is not what patches/$b and posting/$b/cover-*.txt give" \
-			"(run scripts/posting.sh $b):"
-		sed 's/^/    /' "$tmp.diff" | head -n 60
-		bad=1
-	fi
-	rm -f "$tmp.diff"
-	for p in "$POSTING/$b"/*/0*.patch; do
+	echo "posting/$b generates from patches/$b/series and covers/$b/cover-*.txt"
+	for p in "$tmp"/*/0*.patch; do
 		[ -e "$p" ] || continue
 		case $p in
 		*/0000-cover-letter.patch)
 			if grep -q '\*\*\* \(SUBJECT\|BLURB\) HERE \*\*\*' "$p"; then
-				echo "  ${p#"$TOP"/}: placeholder left"
+				echo "  posting/$b/${p#"$tmp"/}: placeholder left"
 				bad=1
 			fi ;;
-		*)	checkpatch_posting "$p" || bad=1 ;;
+		*)	checkpatch_posting "$p" "posting/$b/${p#"$tmp"/}" || bad=1 ;;
 		esac
 	done
 	rm -rf "$tmp"
@@ -261,7 +249,7 @@ if [ "${1:-}" = --check ]; then
 	shift
 fi
 rc=0
-for b in ${*:-${BASES:-v3.19 6.12}}; do
+for b in ${*:-${BASES:-$(all_bases)}}; do
 	if [ ! -f "$TOP/patches/$b/series" ]; then
 		echo "posting: no patches/$b/series" >&2
 		rc=1

@@ -6,6 +6,7 @@
 # sets them); `quilt refresh` alone writes quilt's own diff format.
 #
 #   scripts/refresh-patch.sh [patch-name]
+case "${1:-}" in --help|-h) sed -n '2,/^[^#]/{/^#/!d;/SPDX-License-Identifier/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;; esac
 set -eu
 top=${1:-$(quilt top)}
 name=$(basename "$top")

@@ -5,7 +5,7 @@
 # series, under tools/testing/selftests/filesystems/epoll/.
 #
 # selftests/ stays the one source of truth; this script generates, per
-# base that has selftests/upstream/<base>/, one patch per topic:
+# base that has selftests/intree/<base>/, one patch per topic:
 #
 #   wake     epoll_wake_flags.c, epoll_wake_modes.c, epoll_race_stress.c,
 #            thread_util.h, wake_common.h, epoll_uapi.h
@@ -15,11 +15,11 @@
 # each with the Makefile's TEST_GEN_PROGS and the .gitignore entries.
 # In the tree, "kselftest_harness.h" and "kselftest.h" are included as
 # "../../kselftest_harness.h" (as epoll_wakeup_test.c does), and
-# epoll_uapi.h is selftests/upstream/epoll_uapi.h: the flags, with the
+# epoll_uapi.h is selftests/intree/epoll_uapi.h: the flags, with the
 # system call number from the kernel's headers ($(KHDR_INCLUDES)) instead
-# of the header scripts/guest.sh generates from the installed ones.
+# of the header scripts/guest-progs.sh generates from the installed ones.
 #
-# A patch is selftests/upstream/<base>/<topic>.head (mail headers,
+# A patch is selftests/intree/<base>/<topic>.head (mail headers,
 # changelog, Signed-off-by, "---" and the notes; edit that, never the
 # generated patch) followed by the diffstat and the diff, computed in a
 # scratch repository holding the base's Makefile and .gitignore, from the
@@ -34,7 +34,7 @@
 #                 with the selftests' own Makefile (KHDR_INCLUDES from
 #                 "make headers"), so the patches are known to compile
 #
-# Bases without selftests/upstream/<base>/ are skipped with a note: v3.19
+# Bases without selftests/intree/<base>/ are skipped with a note: v3.19
 # has no kselftest_harness.h (it came in v4.11), and mainline would take
 # the tests on the current base.
 
@@ -46,9 +46,9 @@ if [ "${1:-}" = --check ]; then
 	CHECK=1
 	shift
 fi
-BASES_ARG=${*:-v3.19 6.12}
+BASES_ARG=${*:-$(all_bases)}
 DIR=tools/testing/selftests/filesystems/epoll
-UP=$TOP/selftests/upstream
+UP=$TOP/selftests/intree
 
 topic_files() {
 	case $1 in
@@ -166,7 +166,7 @@ build_check() {
 rc=0
 for b in $BASES_ARG; do
 	if [ ! -d "$UP/$b" ]; then
-		echo "$b: no selftests/upstream/$b, no selftest patches (see the header of $0)"
+		echo "$b: no selftests/intree/$b, no selftest patches (see the header of $0)"
 		continue
 	fi
 	if [ $CHECK = 1 ]; then

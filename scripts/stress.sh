@@ -17,7 +17,7 @@ export DEBUG=1
 # One compound command: bash reads it all before running it, so editing
 # this file during a run cannot change that run.
 {
-BASES=${BASES:-"v3.19 6.12"}
+BASES=${BASES:-$(all_bases)}
 S=$TOP/scripts
 RESULTS=${RESULTS:-$TOP/results}
 export STRESS_SECS=${STRESS_SECS:-600}
@@ -28,26 +28,26 @@ mkdir -p "$BUILD"
 # the run itself plus boot, scans and a margin for a slow debug kernel
 export BOOT_TIMEOUT=${BOOT_TIMEOUT:-$((STRESS_SECS * 2 + 900))}
 
-run_step "$BUILD/logs/deps.log" "deps: apt packages" "$S/deps.sh" test || exit 1
-STEP_BASE=6.12 run_step "$(bdir 6.12)/logs/source.log" "6.12: source" \
-	"$S/kernel.sh" source 6.12 || exit 1
+job_start test || exit 1
 
 declare -A state
-for b in $BASES; do
+# stress_base BASE STATUS: for_each_base's step.
+stress_base() {
+	local b=$1 d
+
 	d=$(bdir "$b")
-	mkdir -p "$d/logs"
-	STEP_BASE=$b$VARIANT
 	state[$b]=FAIL
-	base_source "$b"
-	st=$?
-	if [ $st = 3 ]; then
-		state[$b]="SKIPPED ($(cat "$d/skip-reason"))"
-		continue
-	fi
-	[ $st = 0 ] || continue
+	case $2 in
+	ok) ;;
+	skipped) state[$b]="SKIPPED ($(cat "$d/skip-reason"))"
+		 return 0 ;;
+	unsupported) state[$b]="SKIPPED (not on $GUEST_ARCH: $WHY_UNSUPPORTED)"
+		 return 0 ;;
+	*) return 1 ;;
+	esac
 	build_base "$b" &&
 	run_step "$d/logs/initramfs-stress.log" "$b-debug: initramfs" \
-		"$S/guest.sh" initramfs "$b" stress || continue
+		"$S/guest.sh" initramfs "$b" stress || return 1
 	msg "$b-debug: stress for ${STRESS_SECS}s (progress: $d/run-stress/results.log)"
 	run_step "$d/logs/stress.log" "$b-debug: fuzz + race stress in QEMU" \
 		"$S/guest.sh" boot "$b" stress && state[$b]=pass
@@ -60,7 +60,8 @@ for b in $BASES; do
 		sed 's/^/# /' "$d/run-stress/summary"
 		cat "$d/run-stress/results.log"
 	} >"$RESULTS/$b/stress.txt"
-done
+}
+for_each_base stress_base
 
 echo
 echo "==================== make stress summary ===================="
@@ -81,7 +82,7 @@ done
 # every base with results, so that a run of one base keeps the other's
 # shellcheck disable=SC2046
 python3 "$S/stress-report.py" "$RESULTS" \
-	$(cd "$S/bases" && ls -r -- *.conf | sed 's/\.conf$//') >"$RESULTS/stress.md" &&
+	$(all_bases) >"$RESULTS/stress.md" &&
 	echo "table of bad-input classes and totals: $RESULTS/stress.md"
 exit $rc
 }

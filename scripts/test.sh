@@ -18,11 +18,11 @@
 # it, so editing this file during a run cannot change that run.
 {
 
-ALL_BASES="v3.19 6.12"
+ALL_BASES=$(all_bases)
 BASES=${BASES:-$ALL_BASES}
-# Guest arches: x86_64 for every base, and 6.12 cross-built and booted on
-# arm64 too (the bases list what they support).  CI runs both: see the
-# README for the cost.
+# Guest arches: each base on those of ARCHES its .conf lists in
+# ARCHES_SUPPORTED (6.12 is also cross-built and booted on arm64).  CI
+# runs both: see docs/guests.md for the cost.
 # The debug kernels are x86_64 only (kernel-config/debug*.config).
 if [ -z "$VARIANT" ]; then
 	ARCHES=${ARCHES:-x86_64 arm64}
@@ -46,7 +46,7 @@ for a in $ARCHES; do
 done
 export ARCHES
 
-run_step "$BUILD/logs/deps.log" "deps: apt packages" "$S/deps.sh" test || exit 1
+job_start test || exit 1
 run_step "$BUILD/logs/man.log" "man pages: lint" "$S/lint-man.sh" || exit 1
 
 declare -A state reason
@@ -54,24 +54,22 @@ declare -A state reason
 targets=
 unsupported=
 
-# The selftests use the 6.12 tree's kselftest_harness.h, so its source is
-# needed even when only v3.19 is tested.
-STEP_BASE=6.12 run_step "$BUILD/6.12/logs/source.log" "6.12: source" \
-	"$S/kernel.sh" source 6.12 || exit 1
-
-# pipeline BASE: on the current arch (set_arch); state and reason are
-# keyed by the target, BASE or BASE-ARCH.
+# pipeline BASE STATUS: for_each_base's step on the current arch
+# (set_arch); state and reason are keyed by the target, BASE or BASE-ARCH.
 pipeline() {
 	local b=$1 st d t=$1$ARCH_SUFFIX
 
+	if [ "$2" = unsupported ]; then
+		unsupported="$unsupported|$b on $GUEST_ARCH: $WHY_UNSUPPORTED"
+		return 0
+	fi
+	targets="$targets $t"
 	d=$(bdir "$b")
-	STEP_BASE=$t$VARIANT
 	rm -rf "$d/run-selftests"
 	state[$t]=FAIL
-	base_source "$b"
-	case $? in
-	0) ;;
-	3) state[$t]=SKIPPED
+	case $2 in
+	ok) ;;
+	skipped) state[$t]=SKIPPED
 	   reason[$t]=$(cat "$d/skip-reason")
 	   return 0 ;;
 	*) return 1 ;;
@@ -88,27 +86,9 @@ pipeline() {
 	return 0
 }
 
-# supports BASE ARCH: the base lists the arch (scripts/bases/BASE.conf);
-# if not, prints why.
-supports() {
-	( . "$TOP/scripts/bases/$1.conf"
-	  case " $ARCHES_SUPPORTED " in
-	  *" $2 "*) exit 0 ;;
-	  *) echo "${ARCHES_WHY_NOT:-not in its ARCHES_SUPPORTED}"; exit 1 ;;
-	  esac )
-}
-
 for a in $ARCHES; do
 	set_arch "$a"
-	for b in $BASES; do
-		if ! why=$(supports "$b" "$a"); then
-			unsupported="$unsupported|$b on $a: $why"
-			continue
-		fi
-		targets="$targets $b$ARCH_SUFFIX"
-		mkdir -p "$(bdir "$b")/logs"
-		pipeline "$b"
-	done
+	for_each_base pipeline
 done
 set_arch x86_64
 

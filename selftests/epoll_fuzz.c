@@ -955,7 +955,7 @@ enum call_kind { C_CTL, C_MODWAIT, C_WAIT, C_IO, C_RECYCLE, NR_CALLS };
 /*
  * The bad-input classes, counted per call that carried one (the cmd_
  * classes: per command that ran), so that the summary shows what was
- * tried (README.md's table comes from these), and how often the result
+ * tried (results/stress.md's table comes from these), and how often the result
  * was checked exactly.
  */
 enum bad_class {

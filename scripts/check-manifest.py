@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""check-results.py: hold a guest's TAP output to the expected counts.
+"""check-manifest.py: hold a guest's TAP output to the expected counts.
 
-    check-results.py BASE RESULTS_LOG            check, exit 1 on any shortfall
-    check-results.py --update BASE RESULTS_LOG   rewrite BASE's manifest lines
+    check-manifest.py BASE RESULTS_LOG            check, exit 1 on any shortfall
+    check-manifest.py --update BASE RESULTS_LOG   rewrite BASE's manifest lines
 
 A green run must be a complete run.  The runners (the kselftest runner,
 run_kselftest.sh, for the tests built from the patched tree, and
@@ -25,7 +25,7 @@ for BASE (or BASE-ARCH, the manifest's key for a guest other than x86_64):
     ("# retry: BINARY TEST: passed N of 5 reruns"); it is named in the
     output, never silently.
 
-    check-results.py --retries TARGET            the "binary test" lines the
+    check-manifest.py --retries TARGET            the "binary test" lines the
                                                  guest may rerun
 
 It prints one line per problem, naming the binary and what is missing, and
@@ -256,4 +256,7 @@ def main(argv):
 
 
 if __name__ == '__main__':
+    if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        sys.exit(0)
     sys.exit(main(sys.argv))
