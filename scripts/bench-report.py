@@ -393,6 +393,22 @@ def main():
     modwait = group_mean(modwait_runs, ("method", "nfds"))
     timeout = group_mean(timeout_runs, ("call", "clock", "request_us"))
 
+    # --- rr_join: the cost of the n-th ADD to one source --------------------
+    join_lines = sections.get("rr_join", {}).get("bench", [])
+    join_runs = result_lines(join_lines, "rr-join-result")
+    join_buckets = result_lines(join_lines, "rr-join-bucket")
+    if join_runs:
+        with open(os.path.join(outdir, "rr_join.csv"), "w", newline="") as f:
+            w = csv.writer(f)
+            keys = list(join_runs[0])
+            w.writerow(list(ctx) + ["run"] + keys)
+            seen = {}
+            for r in join_runs:
+                seen[r["mode"]] = seen.get(r["mode"], 0) + 1
+                w.writerow(list(ctx.values()) + [seen[r["mode"]]] +
+                           [r.get(k) for k in keys])
+    join = group_mean(join_runs, ("mode",))
+
     # --- report.md ----------------------------------------------------------
     md = [f"# epoll series benchmarks: {base}", "", f"_{header}_", ""]
     if failed:
@@ -456,6 +472,8 @@ def main():
             md.append(f"| {r['call']} | {r['clock']} | {r['request_us']} us | "
                       f"{r['median_over_us']} us | {r['p99_over_us']} us |")
         md.append("")
+    if join:
+        md += rr_join_md(join, join_buckets)
     if prof:
         md += profile_md(prof, meta)
     with open(os.path.join(outdir, "report.md"), "w") as f:
@@ -463,6 +481,28 @@ def main():
 
     plot(outdir, header, wake)
     return 1 if failed else 0
+
+
+def rr_join_md(join, buckets):
+    """bench/rr_join: mean ns per ADD in the first and the last bucket of
+    ADDs to one source, per mode (mean over the perf stat runs)."""
+    md = ["## Joining: the n-th ADD to one source (bench/rr_join)", "",
+          "One thread adds one eventfd to n epoll instances in turn; each "
+          "ADD is timed alone.  A round-robin ADD walks the source's whole "
+          "wait queue (the join rule), so its cost grows with n; the last "
+          "column is the longest single ADD, i.e. the longest the queue's "
+          f"lock was held with interrupts off.  Mean over {join[0]['runs']} "
+          "runs.", "",
+          "| mode | n | first bucket, ns/ADD | last bucket, ns/ADD | last / first | all n ADDs, ms | longest ADD, us |",
+          "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for r in sorted(join, key=lambda r: r["mode"]):
+        first, last = float(r["first_bucket_ns"]), float(r["last_bucket_ns"])
+        md.append(f"| {r['mode']} | {float(r['n']):.0f} | {first:,.0f} | "
+                  f"{last:,.0f} | {last / first if first else 0:.1f}x | "
+                  f"{float(r['total_ns']) / 1e6:,.1f} | "
+                  f"{float(r['max_ns']) / 1e3:,.1f} |")
+    md.append("")
+    return md
 
 
 # The targets: epoll_mod_wait against the epoll_ctl loop + wait

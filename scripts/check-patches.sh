@@ -291,5 +291,7 @@ done
 "$TOP/scripts/man-pages-patches.sh" --check || rc=1
 # the rerun of mainline's racy tests forgives only what it may
 "$TOP/scripts/check-retries.sh" || rc=1
+# the cover letters quote exactly the figures results/ holds
+python3 "$TOP/scripts/cover-figures.py" --check || rc=1
 exit $rc
 }

@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""cover-figures.py [--wake] [RESULTS]: the epoll_mod_wait figures of the
+"""cover-figures.py [--wake|--check] [RESULTS]: the epoll_mod_wait figures of the
 cover letters (covers/<base>/cover-modwait.txt), or with --wake the wake
 mode tables of covers/<base>/cover-roundrobin.txt, in the letters'
 plain-text layout (wake.csv gives means over the perf stat -r runs), computed from RESULTS/<base>/modwait.csv and timeout.csv (default
 results/) of make bench.  Paste its output into the letters' Results
 section after every make bench that is to be posted, so that a letter
 never quotes a number that results/ does not hold.
+
+With --check, fail unless every table line of both modes is in each
+base's letter and each letter names the commit the figures ran at
+(make check-patches runs it), so that a letter cannot quote numbers that
+results/ no longer holds.
 
 Ratios are taken per run against the ctl loop of the same run, then
 averaged (as bench-report.py does); the range is the lowest and highest
@@ -108,11 +113,56 @@ def wake(results):
     return 0
 
 
+def check(results):
+    """Every table line the two modes print is in each base's letter, and
+    each letter names the commit the figures ran at.  Exit status 1 (and
+    the lines) where a letter and results/ disagree."""
+    import contextlib
+    import io
+
+    bad = 0
+    for fn, topic in ((modwait, "modwait"), (wake, "roundrobin")):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            fn(results)
+        out = buf.getvalue().splitlines()
+        rows = [l.rstrip() for l in out if "  " in l.strip()]
+        commits = sorted({c for l in out if l.startswith("runs: ")
+                          for c in re.findall(r"commit ([0-9a-f]{7,40}(?:\+dirty)?)", l)})
+        for base, _ in BASES:
+            path = os.path.join(TOP, "covers", base, f"cover-{topic}.txt")
+            try:
+                text = open(path).read()
+            except OSError:
+                print(f"{path}: missing")
+                bad = 1
+                continue
+            lines = {l.rstrip() for l in text.splitlines()}
+            missing = [r for r in rows if r not in lines]
+            for r in missing:
+                print(f"covers/{base}/cover-{topic}.txt lacks: {r}")
+            unnamed = [c for c in commits if c not in text]
+            for c in unnamed:
+                print(f"covers/{base}/cover-{topic}.txt does not name commit {c}, "
+                      "at which results/ ran")
+            if missing or unnamed:
+                bad = 1
+            else:
+                print(f"covers/{base}/cover-{topic}.txt: {len(rows)} table lines "
+                      f"and the commit ({', '.join(commits)}) match results/")
+    return bad
+
+
 def main():
     args = sys.argv[1:]
+    if args and args[0] == "--check":
+        return check(args[1] if len(args) > 1 else os.path.join(TOP, "results"))
     if args and args[0] == "--wake":
         return wake(args[1] if len(args) > 1 else "results")
-    results = args[0] if args else "results"
+    return modwait(args[0] if args else "results")
+
+
+def modwait(results):
     print(f"{'':26}" + "".join(f"{'N = ' + str(n):13}" for n in NS).rstrip())
     loops = []
     for base, label in BASES:

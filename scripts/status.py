@@ -39,8 +39,18 @@ KERNEL = ["patches/{base}", "kernel-config/common.config",
           "kernel-config/x86_64.config", "kernel-config/arm64.config",
           "kernel-config/{base}.config", "kernel-config/{base}-x86_64.config",
           "scripts/kernel.sh", "scripts/bases/{base}.conf", "scripts/arch"]
-GUEST = ["scripts/guest.sh", "scripts/guest-progs.sh", "scripts/guest",
-         "scripts/lib.sh"]
+# How every job builds, packs and boots a guest ...
+GUEST = ["scripts/guest.sh", "scripts/guest-progs.sh", "scripts/lib.sh",
+         "scripts/guest/init"]
+# ... and what runs in it: the selftests job (make test, DEBUG=1, coverage,
+# mutants, with the benchmarks' and nginx's smoke runs), the bench, nginx
+# and stress jobs.
+SELFTESTS_JOB = ["scripts/guest/run-selftests", "scripts/guest/retry-failed",
+                 "scripts/guest/bench-smoke", "scripts/guest/nginx-run",
+                 "scripts/nginx-pack.sh", "scripts/check-manifest.py"]
+BENCH_JOB = ["scripts/guest/run-bench"]
+NGINX_JOB = ["scripts/guest/nginx-run", "scripts/nginx-pack.sh"]
+STRESS_JOB = ["scripts/guest/run-stress"]
 TESTS = ["selftests", "include"]
 
 # job: (result globs relative to results/, the file that names the commit,
@@ -50,28 +60,28 @@ JOBS = [
                       "{base}/wake-*", "{base}/profile-*",
                       "{base}/guest-output.txt", "{base}/kernel.config"],
      "{base}/report.md",
-     KERNEL + GUEST + ["bench", "scripts/bench.sh", "scripts/bench-report.py",
+     KERNEL + GUEST + BENCH_JOB + ["bench", "scripts/bench.sh", "scripts/bench-report.py",
                        "kernel-config/bench.config",
                        "kernel-config/bench-{base}.config"]),
     ("nginx {base}", ["{base}/nginx*"], "{base}/nginx.md",
-     KERNEL + GUEST + ["bench/nginx", "scripts/bench-nginx.sh", "scripts/nginx-pack.sh",
+     KERNEL + GUEST + NGINX_JOB + ["bench/nginx", "scripts/bench-nginx.sh",
                        "scripts/nginx-report.py", "kernel-config/bench.config",
                        "kernel-config/bench-{base}.config"]),
     ("stress {base}", ["{base}/stress.txt"], "{base}/stress.txt",
-     KERNEL + GUEST + ["selftests/epoll_fuzz.c", "selftests/epoll_race_stress.c",
+     KERNEL + GUEST + STRESS_JOB + ["selftests/epoll_fuzz.c", "selftests/epoll_race_stress.c",
                        "scripts/stress.sh"]),
     ("stress", ["stress.md"], "stress.md",
-     KERNEL + GUEST + ["selftests/epoll_fuzz.c", "selftests/epoll_race_stress.c",
+     KERNEL + GUEST + STRESS_JOB + ["selftests/epoll_fuzz.c", "selftests/epoll_race_stress.c",
                        "scripts/stress.sh", "scripts/stress-report.py"]),
     ("coverage", ["coverage.md"], "coverage.md",
-     KERNEL + GUEST + TESTS + ["scripts/coverage.sh",
+     KERNEL + GUEST + SELFTESTS_JOB + TESTS + ["scripts/coverage.sh",
                                "scripts/coverage-report.py",
                                "kernel-config/coverage.config"]),
     ("debug kernels", ["debug-leak.md"], "debug-leak.md",
-     KERNEL + GUEST + TESTS + ["kernel-config/debug.config",
+     KERNEL + GUEST + SELFTESTS_JOB + TESTS + ["scripts/test.sh", "kernel-config/debug.config",
                                "kernel-config/debug-{base}.config"]),
     ("mutants", ["mutants.md", "mutants/*"], "mutants.md",
-     KERNEL + GUEST + TESTS + ["scripts/mutants.sh"]),
+     KERNEL + GUEST + SELFTESTS_JOB + TESTS + ["scripts/mutants.sh"]),
 ]
 
 COMMIT_RE = re.compile(
