@@ -44,10 +44,14 @@ def resolve(vmlinux, addrs, srcdir):
             res[cur] = []
         elif cur is not None and not line.startswith("??") and \
                 not line.endswith(":?") and not line.endswith(":0"):
-            path = line.split(" (discriminator")[0]
+            path, _, lineno = line.split(" (discriminator")[0].rpartition(":")
+            # relative to the object tree (kbuild with O=) or absolute;
+            # shown relative to the source tree
+            path = os.path.normpath(os.path.join(os.path.dirname(
+                os.path.abspath(vmlinux)), path))
             if srcdir and path.startswith(srcdir.rstrip("/") + "/"):
                 path = path[len(srcdir.rstrip("/")) + 1:]
-            res[cur].append(path)
+            res[cur].append(f"{path}:{lineno}")
     return {a: " < ".join(v) for a, v in res.items() if v}
 
 
