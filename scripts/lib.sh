@@ -134,8 +134,10 @@ run_step() {
 # bases.  BASE_ORDER (a number) orders them in every job and report.
 
 # base_field BASE FIELD: one field of BASE's .conf (empty when unset).
+# The field is unset first: a caller that loaded another base has that
+# base's value of it in its environment.
 base_field() {
-	( . "$TOP/scripts/bases/$1.conf" >/dev/null 2>&1; eval "printf '%s' \"\${$2:-}\"" )
+	( unset "$2"; . "$TOP/scripts/bases/$1.conf" >/dev/null 2>&1; eval "printf '%s' \"\${$2:-}\"" )
 }
 
 # all_bases: every base, in BASE_ORDER (then name) order.
@@ -336,7 +338,7 @@ for_each_base() {
 # base_supports BASE ARCH: BASE lists ARCH in its ARCHES_SUPPORTED; if
 # not, prints why.
 base_supports() {
-	( . "$TOP/scripts/bases/$1.conf"
+	( unset ARCHES_SUPPORTED ARCHES_WHY_NOT; . "$TOP/scripts/bases/$1.conf"
 	  case " $ARCHES_SUPPORTED " in
 	  *" $2 "*) exit 0 ;;
 	  *) echo "${ARCHES_WHY_NOT:-not in its ARCHES_SUPPORTED}"; exit 1 ;;
