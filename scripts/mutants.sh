@@ -645,14 +645,15 @@ mutant_hash() {
 		git hash-object --stdin | cut -c1-12
 }
 
-# series_hash BASE: the hash of BASE's kernel patches, in series order
-# (a selftests-only patch changes what tests run, not what a mutant
-# breaks).
+# series_hash BASE: the hash of the code of BASE's kernel patches, in
+# series order: each patch from its first "diff --git" on (a selftests-only
+# patch changes what tests run, not what a mutant breaks; a changelog
+# changes neither).  scripts/status.py computes the same.
 series_hash() {
 	local p dir=$TOP/patches/$1
 
 	grep -v '^[[:space:]]*\(#\|$\)' "$dir/series" | while read -r p; do
-		selftests_only "$dir/$p" || cat "$dir/$p"
+		selftests_only "$dir/$p" || sed -n '/^diff --git /,$p' "$dir/$p"
 	done | git hash-object --stdin | cut -c1-12
 }
 

@@ -152,7 +152,8 @@ def hash_text(text):
 
 
 def series_hash(base):
-    """As scripts/mutants.sh: the base's kernel patches, in series order."""
+    """As scripts/mutants.sh: the code of the base's kernel patches (each
+    from its first "diff --git" on), in series order."""
     d = os.path.join(TOP, "patches", base)
     out = []
     for name in open(os.path.join(d, "series")).read().split("\n"):
@@ -163,7 +164,8 @@ def series_hash(base):
         diffs = re.findall(r"^diff --git (\S+)", text, re.M)
         if diffs and all(x.startswith("a/tools/testing/selftests/") for x in diffs):
             continue
-        out.append(text)
+        m = re.search(r"^diff --git ", text, re.M)
+        out.append(text[m.start():] if m else "")
     return hash_text("".join(out))
 
 
