@@ -2,6 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # deps.sh [test|bench]: install the Debian packages a job needs, when missing.
+# deps.sh need PKG:WHAT...: install each PKG whose WHAT (a command, or an
+# absolute path) is missing (scripts/nginx-build.sh, scripts/libevent.sh).
+# deps.sh missing PKG:WHAT...: print those packages, install nothing.
 # Non-interactive; needs root (or sudo) only when something is missing.
 
 . "$(dirname "$0")/lib.sh"
@@ -126,15 +129,21 @@ done
 SUDO=
 [ "$(id -u)" = 0 ] || SUDO=sudo
 job=${1:-test}
+if [ "$job" = missing ]; then
+	shift
+	missing "$@"
+	exit 0
+fi
 list=$NEED_TEST
 case " ${ARCHES:-} " in
 *" arm64 "*) [ "$job" = test ] && list="$list $NEED_ARM64" ;;
 esac
 [ "$job" = bench ] && list="$NEED_TEST $NEED_BENCH $NEED_NGINX"
 [ "$job" = test ] && [ "${NGINX_SMOKE:-1}" = 1 ] && list="$list $NEED_NGINX"
+[ "$job" = need ] && { shift; list="$*"; }
 # shellcheck disable=SC2086
 pkgs=$(missing $list | sort -u)
-busybox_ok || pkgs="$pkgs busybox-static"
+[ "$job" = need ] || busybox_ok || pkgs="$pkgs busybox-static"
 pkgs=$(echo $pkgs | tr ' ' '\n' | sort -u | tr '\n' ' ')
 export DEBIAN_FRONTEND=noninteractive
 if [ -z "${pkgs// }" ]; then

@@ -74,19 +74,10 @@ APT=(-o "Dir::Etc::SourceList=$LE/apt/sources.list"
 
 # need_tools: install the Debian packages this script calls, if missing
 need_tools() {
-	local pair pkgs=
-
-	for pair in autoreconf:autoconf automake:automake libtoolize:libtool \
-		quilt:quilt dpkg-source:dpkg-dev gcc:build-essential \
-		readelf:binutils; do
-		command -v "${pair%%:*}" >/dev/null || pkgs="$pkgs ${pair#*:}"
-	done
-	[ -z "$pkgs" ] && return 0
-	[ "$(id -u)" = 0 ] || die "missing packages:$pkgs (install them, or run as root)"
-	msg "installing$pkgs"
-	apt-get update -q >/dev/null
-	# shellcheck disable=SC2086
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $pkgs >/dev/null
+	"$TOP/scripts/deps.sh" need autoconf:autoreconf automake:automake \
+		libtool:libtoolize quilt:quilt dpkg-dev:dpkg-source \
+		build-essential:gcc binutils:readelf >/dev/null ||
+		die "could not install the build tools (scripts/deps.sh need)"
 }
 
 # srcdir: the unpacked Debian source of the version "source" got

@@ -79,34 +79,15 @@ apache2-utils:ab
 procps:pgrep
 "
 
+# missing PAIR...: the packages of the missing ones (scripts/deps.sh)
 missing() {
-	local pair pkg what
-
-	for pair in "$@"; do
-		pkg=${pair%%:*}
-		what=${pair#*:}
-		if [[ $what == /* ]]; then
-			[ -e "$what" ] || echo "$pkg"
-		else
-			command -v "$what" >/dev/null || echo "$pkg"
-		fi
-	done
+	"$TOP/scripts/deps.sh" missing "$@"
 }
 
-# need PAIR...: install the packages of the missing ones
+# need PAIR...: install the packages of the missing ones (scripts/deps.sh)
 need() {
-	local pkgs sudo=
-
-	pkgs=$(missing "$@" | sort -u | tr '\n' ' ')
-	[ -z "${pkgs// }" ] && return 0
-	[ "$(id -u)" = 0 ] || sudo=sudo
-	msg "installing: $pkgs"
-	export DEBIAN_FRONTEND=noninteractive
-	# shellcheck disable=SC2086
-	if ! $sudo apt-get update -q >"$LOGS/apt-install.log" 2>&1 ||
-	   ! $sudo apt-get install -y -q --no-install-recommends $pkgs >>"$LOGS/apt-install.log" 2>&1; then
-		die "apt-get install $pkgs failed (log: $LOGS/apt-install.log)"
-	fi
+	"$TOP/scripts/deps.sh" need "$@" >>"$LOGS/apt-install.log" 2>&1 ||
+		die "installing the packages of $* failed (log: $LOGS/apt-install.log)"
 }
 
 # --- source --------------------------------------------------------------
