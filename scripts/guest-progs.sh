@@ -21,12 +21,8 @@
 {
 
 stage=$1
-base=$2
-job=${3:-selftests}
-load_base "$base"
+load_base "$2"
 GUEST=$BDIR/guest
-INITRD=$GUEST/initramfs-$job.cpio.gz
-BOOT_TIMEOUT=${BOOT_TIMEOUT:-1500}
 
 # --- selftests ---------------------------------------------------------
 
@@ -173,7 +169,7 @@ do_kselftests() {
 
 	rm -rf "$out"
 	if [ "${KSELFTEST_INTREE:-0}" != 1 ]; then
-		echo "$base: selftests are not patches of this series; nothing to build"
+		echo "$BASE_NAME: selftests are not patches of this series; nothing to build"
 		return 0
 	fi
 	[ -d "$OBJ/usr/include" ] || die "$OBJ/usr/include missing: run the headers stage first"
