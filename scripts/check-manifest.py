@@ -25,8 +25,16 @@ for BASE (or BASE-ARCH, the manifest's key for a guest other than x86_64):
     ("# retry: BINARY TEST: passed N of 5 reruns"); it is named in the
     output, never silently.
 
+  - except that on a debug kernel (DEBUG=1 in the environment) a test
+    that selftests/debug-excluded.txt lists for this target may be left
+    out ("# debug-excluded: BINARY TEST", printed by the guest when it ran
+    the binary without it): that binary then owes one passed test fewer.
+    The line is refused from any other run and for any other test.
+
     check-manifest.py --retries TARGET            the "binary test" lines the
                                                  guest may rerun
+    check-manifest.py --debug-excluded TARGET     the "binary test" lines the
+                                                 debug guest leaves out
 
 It prints one line per problem, naming the binary and what is missing, and
 a per-binary table.
@@ -53,6 +61,10 @@ BIN_RE = re.compile(r'^# selftests: (?:filesystems/)?epoll: (\S+)$')
 NESTED_RE = re.compile(r'^# (not )?ok \d+ (.*)$')
 TOP_RE = re.compile(r'^(not )?ok \d+ selftests: (?:filesystems/)?epoll: (\S+)(.*)$')
 RETRY_RE = re.compile(r'^# retry: (\S+) (\S+): passed (\d+) of (\d+) reruns$')
+EXCLUDED_RE = re.compile(r'^# debug-excluded: (\S+) (\S+)$')
+# DEBUG_EXCLUDED in the environment: scripts/check-retries.sh's own list
+DEBUG_EXCLUDED = os.environ.get('DEBUG_EXCLUDED') or \
+    os.path.join(TOP, 'selftests', 'debug-excluded.txt')
 
 
 def data_lines(path):
@@ -70,12 +82,13 @@ def data_lines(path):
 
 def new_bin():
     return {'pass': 0, 'fail': [], 'skip': [], 'top': None, 'note': '',
-            'retried': {}}
+            'retried': {}, 'excluded': []}
 
 
 def parse(results):
     """{binary: {'pass', 'fail', 'skip': [names], 'top': ok|skip|fail,
-    'note': the runner line's tail, 'retried': {test: (passed, reruns)}}}"""
+    'note': the runner line's tail, 'retried': {test: (passed, reruns)},
+    'excluded': [tests the debug guest left out]}}"""
     bins = {}
     cur = None
     with open(results, errors='replace') as f:
@@ -85,6 +98,11 @@ def parse(results):
             if m:
                 b = bins.setdefault(m.group(1), new_bin())
                 b['retried'][m.group(2)] = (int(m.group(3)), int(m.group(4)))
+                continue
+            m = EXCLUDED_RE.match(line)
+            if m:
+                b = bins.setdefault(m.group(1), new_bin())
+                b['excluded'].append(m.group(2))
                 continue
             m = BIN_RE.match(line)
             if m:
@@ -139,6 +157,37 @@ def allowed_retries(target):
     return out
 
 
+def allowed_exclusions(target):
+    """{binary: ([test names], reason)} that TARGET's debug guest leaves out"""
+    out = {}
+    for f in data_lines(DEBUG_EXCLUDED):
+        if len(f) >= 3 and re.fullmatch(f[0], target):
+            out[f[1]] = (f[2].split(','), f[3] if len(f) > 3 else '')
+    return out
+
+
+def debug_exclusions(target, bins, want):
+    """Lower WANT by the tests a debug guest left out, when allowed.
+    Returns the notes ("debug-excluded: ..." ones are not problems)."""
+    notes = []
+    allowed = allowed_exclusions(target)
+    debug = os.environ.get('DEBUG') == '1'
+    for binary, b in sorted(bins.items()):
+        names, reason = allowed.get(binary, ([], ''))
+        for name in b['excluded']:
+            if not debug:
+                notes.append(f'{binary}: {name} was left out, but this is '
+                             f'not a debug run (DEBUG=1)')
+            elif name not in names:
+                notes.append(f'{binary}: {name} was left out, but is not in '
+                             f'{os.path.basename(DEBUG_EXCLUDED)} for {target}')
+            elif binary in want:
+                want[binary] -= 1
+                notes.append(f'debug-excluded: {binary}: {name} left out on '
+                             f'the debug kernel ({reason})')
+    return notes
+
+
 def forgive_retries(target, bins):
     """Count a failed, allowed test that passed its reruns as passed; a
     binary whose runner line failed for such tests alone ("# exit=1", the
@@ -176,7 +225,9 @@ def check(base, results):
     want = manifest_for(base)
     problems = []
     notes = forgive_retries(base, bins)
-    problems += [n for n in notes if not n.startswith('retried: ')]
+    notes += debug_exclusions(base, bins, want)
+    problems += [n for n in notes
+                 if not n.startswith(('retried: ', 'debug-excluded: '))]
     if not want:
         problems.append(f'{base}: no manifest lines in {MANIFEST}')
     for binary, n in sorted(want.items()):
@@ -212,7 +263,7 @@ def check(base, results):
         print(f'{binary:32} {want.get(binary, "-"):>5} {b["pass"]:>6} '
               f'{len(b["fail"]):>6} {len(b["skip"]):>7}  {b["top"]}')
     for n in notes:
-        if n.startswith('retried: '):
+        if n.startswith(('retried: ', 'debug-excluded: ')):
             print(f'manifest: {n}')
     for p in problems:
         print(f'MANIFEST: {p}')
@@ -246,6 +297,11 @@ def main(argv):
         return update(argv[2], argv[3])
     if len(argv) == 3 and argv[1] == '--retries':
         for binary, (names, _) in sorted(allowed_retries(argv[2]).items()):
+            for name in names:
+                print(binary, name)
+        return 0
+    if len(argv) == 3 and argv[1] == '--debug-excluded':
+        for binary, (names, _) in sorted(allowed_exclusions(argv[2]).items()):
             for name in names:
                 print(binary, name)
         return 0

@@ -6,8 +6,10 @@
 # own), and only when at least four of five reruns pass.  Runs
 # scripts/guest/retry-failed (under busybox sh, as in the guest) and
 # scripts/check-manifest.py on made-up runner output, with a fake test
-# binary whose reruns pass or fail on demand.  Part of make
-# check-patches; needs no kernel.
+# binary whose reruns pass or fail on demand.  Likewise the debug guests'
+# exclusions (selftests/debug-excluded.txt): the wrapper really leaves the
+# test out, and the host accepts that only from a debug run and only for
+# a listed test.  Part of make check-patches; needs no kernel.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -116,6 +118,69 @@ forged forged-retry global.epoll1 \
 forged too-few-reruns global.epoll58 \
 	'# retry: epoll_wakeup_test global.epoll58: passed 3 of 3 reruns' \
 	'passed only 3 of 3 reruns \(4 of 5 must pass\)'
+
+# --- the debug guests' exclusions (debug_exclude) ---
+# a fake harness binary of three tests that honours "-T NAME"
+mkdir -p "$tmp/dx"
+cat >"$tmp/dx/fake" <<'EOF'
+#!/bin/sh
+skip=
+while [ $# -gt 0 ]; do
+	[ "$1" = -T ] && skip="$skip $2" && shift
+	shift
+done
+set -- epoll1 epoll61 epoll2
+for t in $skip; do set -- $(printf '%s\n' "$@" | grep -vx "$t"); done
+echo "TAP version 13"
+echo "1..$#"
+i=0
+for t in "$@"; do i=$((i + 1)); echo "ok $i global.$t"; done
+EOF
+chmod +x "$tmp/dx/fake"
+export DEBUG_EXCLUDED=$tmp/debug-excluded.txt
+printf '%s\n' '6\.12(-.*)?  epoll_wakeup_test  global.epoll61  a made-up reason' >"$DEBUG_EXCLUDED"
+
+# dx NAME GUEST-LIST DEBUG WANT-HOST REGEX: the guest wraps the binary with
+# GUEST-LIST ("binary test" lines), the runner runs it, and the host
+# checks the run as DEBUG
+dx() {
+	local d=$tmp/dx/$1 hrc
+	mkdir -p "$d/bin"
+	cp "$tmp/dx/fake" "$d/bin/epoll_wakeup_test"
+	printf '%s\n' "$2" >"$d/list"
+	{
+		DEBUG_LIST=$d/list KSFT_DIR=$d/bin \
+			$sh -c ". '$TOP/scripts/guest/retry-failed'; debug_exclude"
+		echo "TAP version 13"
+		echo "1..1"
+		echo "# selftests: filesystems/epoll: epoll_wakeup_test"
+		(cd "$d/bin" && ./epoll_wakeup_test) | sed 's/^/# /'
+		echo "ok 1 selftests: filesystems/epoll: epoll_wakeup_test"
+	} >"$d/results.log" 2>&1
+	DEBUG=$3 MANIFEST=$tmp/manifest python3 "$TOP/scripts/check-manifest.py" \
+		6.12 "$d/results.log" >"$d/host.out" 2>&1
+	hrc=$?
+	[ $hrc = 0 ] || hrc=1
+	if [ $hrc != "$4" ] || ! grep -qE "$5" "$d/host.out"; then
+		echo "not ok: $1: host $hrc (want $4), /$5/"
+		sed 's/^/    /' "$d/results.log" "$d/host.out"
+		fails=$((fails + 1))
+	else
+		echo "ok: $1"
+	fi
+}
+dx excluded-on-debug   'epoll_wakeup_test global.epoll61' 1 0 \
+	'^manifest: debug-excluded: epoll_wakeup_test: global.epoll61 .*made-up reason'
+dx excluded-not-debug  'epoll_wakeup_test global.epoll61' 0 1 \
+	'global.epoll61 was left out, but this is not a debug run'
+dx excluded-not-listed 'epoll_wakeup_test global.epoll1' 1 1 \
+	'global.epoll1 was left out, but is not in debug-excluded.txt'
+# the guest claims the exclusion, but the binary runs every test
+mv "$tmp/dx/fake" "$tmp/dx/fake.real"
+printf '#!/bin/sh\nexec "%s"\n' "$tmp/dx/fake.real" >"$tmp/dx/fake"
+chmod +x "$tmp/dx/fake"
+dx wrapper-ignored     'epoll_wakeup_test global.epoll61' 1 1 \
+	'3 passed, more than the 2 the manifest expects'
 
 [ $fails = 0 ] && echo "check-retries: pass" && exit 0
 echo "check-retries: $fails case(s) FAILED"

@@ -141,6 +141,12 @@ do_initramfs() {
 		python3 "$TOP/scripts/check-manifest.py" --retries "$base$ARCH_SUFFIX" \
 			>"$root/selftests/retry" || exit 1
 		cp "$TOP/scripts/guest/retry-failed" "$root/selftests/"
+		# mainline's tests whose timing cannot hold on the debug
+		# kernels (selftests/debug-excluded.txt): left out there only
+		if [ "$DEBUG" = 1 ]; then
+			python3 "$TOP/scripts/check-manifest.py" --debug-excluded \
+				"$base$ARCH_SUFFIX" >"$root/selftests/debug-excluded" || exit 1
+		fi
 	fi
 	chmod +x "$root/jobs/"*
 	(cd "$root" && find . | sort | cpio -o -H newc --quiet) |
@@ -383,7 +389,7 @@ do_boot() {
 	# A complete run, not just a clean one: every binary of the manifest,
 	# each with its number of passed tests, and no unexplained skip.
 	if [ "$job" = selftests ]; then
-		MANIFEST_EXCLUDE=$(nginx_smoke || echo nginx_smoke) \
+		MANIFEST_EXCLUDE=$(nginx_smoke || echo nginx_smoke) DEBUG=$DEBUG \
 		python3 "$TOP/scripts/check-manifest.py" "$base$ARCH_SUFFIX" "$RUN/results.log" \
 			>"$RUN/manifest.txt" 2>&1
 		mrc=$?
