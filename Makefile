@@ -24,7 +24,7 @@
 #   ARCHES="..."      guest arches (default x86_64 arm64; each base runs
 #                     those its .conf lists)
 #   KSRC=...          v3.19 tree or tarball; KSRC_612=... the 6.12 one
-#   ACCEL=tcg|kvm     QEMU accelerator (default tcg)
+#   ACCEL=tcg|kvm     QEMU accelerator (default: kvm if a probe boot works)
 #   JOBS=N            parallel make jobs (default: nproc)
 #   DEBUG=1           make test on the debug kernels
 #   STRESS_SECS=N     make stress's length per base (default 600)
