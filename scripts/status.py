@@ -77,7 +77,7 @@ JOBS = [
      KERNEL + GUEST + SELFTESTS_JOB + TESTS + ["scripts/coverage.sh",
                                "scripts/coverage-report.py",
                                "kernel-config/coverage.config"]),
-    ("debug kernels", ["debug-leak.md"], "debug-leak.md",
+    ("debug kernels", ["debug-leak.md", "debug-runs.tsv"], "debug-leak.md",
      KERNEL + GUEST + SELFTESTS_JOB + TESTS + ["scripts/test.sh", "kernel-config/debug.config",
                                "kernel-config/debug-{base}.config"]),
     ("mutants", ["mutants.md", "mutants/*"], "mutants.md",
