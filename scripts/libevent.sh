@@ -37,11 +37,26 @@
 #                          record, not compared.  About 15 minutes.
 #                          Summary: build/libevent/check/summary.txt; exits
 #                          1 on a difference.
+#   libevent.sh mutants    the planted bugs, bench/libevent/mutants/*.patch
+#                          (first line: "Mutant: <what it breaks>; expect
+#                          killed by: <tests>"): each NAME.patch goes on
+#                          top of the emulated variant, built in
+#                          build/libevent/mutant-NAME/, whose test/regress
+#                          runs in the modes that take the batched path
+#                          (changelist, changelist-timerfd).  A test that
+#                          fails there, fails again alone, and passes alone
+#                          in the emulated variant (which must be built)
+#                          kills the mutant; a mutant that no test kills
+#                          SURVIVED.  One line per mutant; summary in
+#                          build/libevent/mutants/summary.txt; exits 1 if
+#                          one survived.
 #
 # Parameters (environment): FORCE=1 rebuilds a variant whose inputs did
 # not change; CHECK_VARIANTS ("patched emulated"; stock is always run),
 # CHECK_MODES ("epoll changelist changelist-timerfd"), CHECK_OFF=0 leaves
-# the off-by-default tests out.
+# the off-by-default tests out; MUTANT_MODES ("changelist
+# changelist-timerfd"); RTIMEOUT (seconds: 3600, mutants 900) stops a
+# test/regress run that hangs.
 #
 # Needs autoconf, automake, libtool, quilt and dpkg-dev; installs those
 # that are missing (as scripts/deps.sh does).  Output: build/libevent/.
@@ -62,6 +77,7 @@ TIMINGS=${LIBEVENT_TIMINGS:-$LE/timings.txt}
 STEP_BASE=libevent
 PATCHES=$TOP/bench/libevent/patches
 EMU_H=$TOP/bench/libevent/emu/epoll_mod_wait_emu.h
+MUTANT_DIR=$TOP/bench/libevent/mutants
 # the programs the guests run, linked -static
 PROGS="test/regress test/bench test/bench_cascade test/bench_http test/bench_httpclient"
 VARIANTS="stock patched emulated"
@@ -141,18 +157,22 @@ stamp() {
 				fi
 			done
 		fi
-		if [ "$1" = emulated ]; then
-			cat "$EMU_H"
-		fi
+		case $1 in
+		emulated) cat "$EMU_H" ;;
+		mutant-*) cat "$EMU_H" "$MUTANT_DIR/${1#mutant-}.patch" ;;
+		esac
 	} | sha256sum | cut -c1-16
 }
 
-# build_variant VARIANT
+# build_variant VARIANT: stock, patched, emulated, or mutant-NAME (emulated
+# with bench/libevent/mutants/NAME.patch on top of the series)
 build_variant() {
 	local v=$1 d=$LE/$1 cppflags='' p
 
 	case $v in
 	stock|patched|emulated) ;;
+	mutant-*) [ -f "$MUTANT_DIR/${v#mutant-}.patch" ] ||
+		die "no $MUTANT_DIR/${v#mutant-}.patch" ;;
 	*) die "unknown variant '$v' (stock, patched, emulated or all)" ;;
 	esac
 	if [ "${FORCE:-0}" != 1 ] && [ "$(cat "$d/stamp" 2>/dev/null)" = "$(stamp "$v")" ] &&
@@ -169,13 +189,19 @@ build_variant() {
 			env -C "$d/src" QUILT_PATCHES="$PATCHES" QUILT_PC=.pc-epoll-mod-wait \
 			quilt push -a
 	fi
+	if [ "$v" != "${v#mutant-}" ]; then
+		run_step "$d/logs/mutant.log" "$v: patch -p1 (the planted bug)" \
+			patch -d "$d/src" -p1 -i "$MUTANT_DIR/${v#mutant-}.patch"
+	fi
 	# Debian's patches touch Makefile.am: regenerate, as dh_autoreconf does
 	run_step "$d/logs/autoreconf.log" "$v: autoreconf -fi" \
 		env -C "$d/src" nice -n 19 autoreconf -fi
 	# shellcheck disable=SC2046
 	run_step "$d/logs/configure.log" "$v: configure" \
 		env -C "$d/src" nice -n 19 ./configure $(configure_args "$d/src")
-	[ "$v" = emulated ] && cppflags="-include $EMU_H"
+	case $v in
+	emulated|mutant-*) cppflags="-include $EMU_H" ;;
+	esac
 	# -all-static: libtool's word for linking the programs -static
 	run_step "$d/logs/make.log" "$v: make -j1" \
 		env -C "$d/src" nice -n 19 make -j1 LDFLAGS=-all-static CPPFLAGS="$cppflags"
@@ -268,7 +294,7 @@ counts() {
 passes() {
 	local v=$1 mode=$2 t=$3 n=$4 i ok=0 o
 
-	o=$LE/check/rerun/$v-$mode-${t//\//_}
+	o=${RERUN:-$LE/check/rerun}/$v-$mode-${t//\//_}
 	mkdir -p "$(dirname "$o")"
 	for i in $(seq 1 "$n"); do
 		run_regress "$v" "$mode" "$o.$i" "$t"
@@ -394,11 +420,74 @@ do_check() {
 	[ $diffs = 0 ]
 }
 
+# --- mutants --------------------------------------------------------------------
+
+do_mutants() {
+	local o=$LE/mutants modes=${MUTANT_MODES:-changelist changelist-timerfd}
+	local RTIMEOUT=${RTIMEOUT:-900} p name v m t line fails killers k
+	local survived=0 n=0
+
+	set -- "$MUTANT_DIR"/*.patch
+	[ -f "$1" ] || die "no mutants in $MUTANT_DIR"
+	[ -x "$LE/emulated/src/test/regress" ] ||
+		die "no $LE/emulated/src/test/regress: run '$0 build emulated' first"
+	need_tools
+	rm -rf "$o"
+	mkdir -p "$o"
+	for p; do
+		name=$(basename "$p" .patch)
+		v=mutant-$name
+		build_variant "$v"
+		line=
+		k=0
+		for m in $modes; do
+			mode_env "$m" >/dev/null
+			STEP_BASE=libevent run_step "$o/$name-$m.log" "mutants: $name regress ($m)" \
+				run_regress "$v" "$m" "$o/$name-$m"
+			msg "$name ($m): $(counts "$o/$name-$m.res"), exit $(cat "$o/$name-$m.rc")"
+			# a killer fails again alone, and passes without the bug
+			killers=
+			fails=$(awk '$2 == "FAILED" { print $1 }' "$o/$name-$m.res")
+			for t in $fails; do
+				if [ "$(RERUN=$o passes "$v" "$m" "$t" 1)" = 0 ] &&
+					[ "$(RERUN=$o passes emulated "$m" "$t" 1)" = 1 ]; then
+					killers="$killers $t"
+					k=$((k + 1))
+				else
+					killers="$killers $t(flaky:not-counted)"
+				fi
+			done
+			line="$line; $m:${killers:- none}"
+		done
+		n=$((n + 1))
+		if [ $k -gt 0 ]; then
+			line="killed   $name$line"
+		else
+			line="SURVIVED $name$line"
+			survived=$((survived + 1))
+		fi
+		echo "$line" | tee -a "$o/lines.txt"
+		t=$(sed -n '1s/.*expect killed by: //p' "$p")
+		echo "  expected: $t" >>"$o/lines.txt"
+	done
+	{
+	echo "libevent $(cat "$LE/source-version"): planted bugs, test/regress on $(uname -sr), $(tree_rev)"
+	echo "modes: $modes; per mode, the tests that kill the mutant"
+	echo
+	cat "$o/lines.txt"
+	echo
+	echo "RESULT: $((n - survived)) killed, $survived survived of $n"
+	} >"$o/summary.txt"
+	rm -f "$o/lines.txt"
+	[ $survived = 0 ]
+}
+
 case ${1:-} in
-source) do_source ;;
-build)  do_build "${2:-all}" ;;
-check)  do_check ;;
-*)      die "usage: $0 source | build [stock|patched|emulated|all] | check (--help says more)" ;;
+source)  do_source ;;
+build)   do_build "${2:-all}" ;;
+check)   do_check ;;
+mutants) do_mutants ;;
+*)       die "usage: $0 source | build [stock|patched|emulated|all] | check | mutants (--help says more)" ;;
 esac
 exit
 }
