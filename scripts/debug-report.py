@@ -177,6 +177,29 @@ def streak(rows):
     return n
 
 
+# column headers, and whether the column holds numbers (right-aligned)
+COLUMNS = {
+    'base': ('base', 0), 'commit': ('commit', 0), 'date': ('date (UTC)', 0),
+    'planted': ('planted', 0), 'result': ('result', 0),
+    'passed': ('passed', 1), 'failed': ('failed', 1), 'skipped': ('skipped', 1),
+    'job_objects': ("job's objects", 1), 'boot_objects': ("boot's objects", 1),
+    'lockdep_armed': ('lockdep armed', 0), 'splats': ('splats', 1),
+    'guest_seconds': ('guest s', 1), 'streak': ('passes in a row', 1),
+    'leak_backtrace': ("the first job object's backtrace", 0),
+    'note': ('note', 0),
+}
+
+
+def table(keys, rows):
+    """A Markdown table of ROWS (dicts) in the columns KEYS."""
+    out = ['| ' + ' | '.join(COLUMNS[k][0] for k in keys) + ' |',
+           '| ' + ' | '.join('---:' if COLUMNS[k][1] else '---'
+                             for k in keys) + ' |']
+    for r in rows:
+        out.append('| ' + ' | '.join(r[k] for k in keys) + ' |')
+    return out
+
+
 def render(_argv):
     rows = load()
     bases = [b for b in base_order() if any(r['base'] == b for r in rows)]
@@ -196,39 +219,23 @@ def render(_argv):
     # every base's latest run is
     oldest = min((r for r in latest), key=lambda r: commit_time(r['commit']))
     out += [f"Ran at commit {oldest['commit']} (the oldest of the latest "
-            f"run per base):", '',
-            '| base | commit | result | passed | failed | skipped | job\'s objects '
-            '| boot\'s objects | lockdep armed | splats | guest s | passes in a row |',
-            '| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |']
-    for b in bases:
-        mine = [r for r in plain if r['base'] == b]
-        if not mine:
-            continue
-        r = mine[-1]
-        out.append(f"| {b} | {r['commit']} | {r['result']} | {r['passed']} | {r['failed']} | "
-                   f"{r['skipped']} | {r['job_objects']} | {r['boot_objects']} | "
-                   f"{r['lockdep_armed']} | {r['splats']} | {r['guest_seconds']} | "
-                   f"{streak(mine)} |")
+            f"run per base):", '']
+    out += table(['base', 'commit', 'result', 'passed', 'failed', 'skipped',
+                  'job_objects', 'boot_objects', 'lockdep_armed', 'splats',
+                  'guest_seconds', 'streak'],
+                 [dict(mine[-1], streak=str(streak(mine)))
+                  for mine in ([r for r in plain if r['base'] == b]
+                               for b in bases) if mine])
     planted = [r for r in rows if r['planted'] != '-']
     if planted:
-        out += ['', '## Planted leaks', '',
-                '| commit | date (UTC) | base | planted | result | job\'s objects '
-                '| boot\'s objects | the first job object\'s backtrace |',
-                '| --- | --- | --- | --- | --- | ---: | ---: | --- |']
-        for r in reversed(planted):
-            out.append(f"| {r['commit']} | {r['date']} | {r['base']} | "
-                       f"{r['planted']} | {r['result']} | {r['job_objects']} | "
-                       f"{r['boot_objects']} | {r['leak_backtrace']} |")
-    out += ['', '## Every run, newest first', '',
-            '| commit | date (UTC) | base | result | passed | failed | skipped '
-            '| job\'s objects | boot\'s objects | lockdep | splats | guest s | note |',
-            '| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | --- |']
-    for r in reversed(plain):
-        out.append(f"| {r['commit']} | {r['date']} | {r['base']} | {r['result']} | "
-                   f"{r['passed']} | {r['failed']} | {r['skipped']} | "
-                   f"{r['job_objects']} | {r['boot_objects']} | "
-                   f"{r['lockdep_armed']} | {r['splats']} | "
-                   f"{r['guest_seconds']} | {r['note']} |")
+        out += ['', '## Planted leaks', '']
+        out += table(['commit', 'date', 'base', 'planted', 'result',
+                      'job_objects', 'boot_objects', 'leak_backtrace'],
+                     reversed(planted))
+    out += ['', '## Every run, newest first', '']
+    out += table(['commit', 'date', 'base', 'result', 'passed', 'failed',
+                  'skipped', 'job_objects', 'boot_objects', 'lockdep_armed',
+                  'splats', 'guest_seconds', 'note'], reversed(plain))
     with open(MD, 'w') as f:
         f.write('\n'.join(out) + '\n')
     print(f'{MD}: {len(rows)} runs')
