@@ -69,8 +69,8 @@ def leak_backtrace(run, build, base):
                 lines.append('  ' + line[len('kmemleak-job: '):])
     if not lines:
         return ''
-    obj = os.path.join(build, base + '-debug', 'vmlinux')
-    src = os.path.join(build, base)
+    obj = os.path.join(build, base + '-debug', 'obj', 'vmlinux')
+    src = os.path.join(build, base, 'src')
     sym = subprocess.run(['python3', os.path.join(TOP, 'scripts', 'symbolize.py'),
                           obj, src], input=''.join(lines),
                          capture_output=True, text=True).stdout
@@ -86,7 +86,7 @@ def leak_backtrace(run, build, base):
             re.match(r'\s*(\S+\+0x[0-9a-f]+/0x[0-9a-f]+)(.*)$', line)
         if started and m:
             fn = m.group(1).split('+')[0]
-            where = re.search(r'(\S+\.[ch]:\d+)', m.group(2))
+            where = re.search(r'([\w/.-]+\.[chS]:\d+)\)', m.group(2))
             # the allocator's own frames say nothing about the leak
             if ALLOCATOR.match(fn) or (where and where.group(1).startswith('mm/')):
                 continue
@@ -230,7 +230,7 @@ def render(_argv):
     if planted:
         out += ['', '## Planted leaks', '']
         out += table(['commit', 'date', 'base', 'planted', 'result',
-                      'job_objects', 'boot_objects', 'leak_backtrace'],
+                      'job_objects', 'boot_objects', 'leak_backtrace', 'note'],
                      reversed(planted))
     out += ['', '## Every run, newest first', '']
     out += table(['commit', 'date', 'base', 'result', 'passed', 'failed',
