@@ -258,7 +258,7 @@ check_console() {
 # check_debug: on a debug kernel the guest must have scanned for leaks
 # (none found) and lockdep must still be armed after the job.
 check_debug() {
-	local res=$RUN/results.log leaks locks rc=0
+	local res=$RUN/results.log leaks locks more rc=0
 
 	[ "$DEBUG" = 1 ] || return 0
 	leaks=$(sed -n 's/^guest-kmemleak: //p' "$res" | tail -n 1)
@@ -270,6 +270,9 @@ check_debug() {
 		echo "FAIL: kmemleak found $leaks unreferenced objects allocated during the job (each below, with its backtrace, symbolized here against $OBJ/vmlinux):"
 		sed -n 's/^kmemleak-job: /  /p' "$res" | head -n 4000 |
 			python3 "$TOP/scripts/symbolize.py" "$OBJ/vmlinux" "$SRC"
+		more=$(sed -n 's/^kmemleak-job-unprinted: //p' "$res" | tail -n 1)
+		[ "${more:-0}" = 0 ] ||
+			echo "(and $more more of the job's objects: the guest sends the first 200 whole, then only counts)"
 		echo "(and $(sed -n 's/^guest-kmemleak-boot: //p' "$res" | tail -n 1) objects from before the job, not counted; the first few:)"
 		sed -n 's/^kmemleak-boot-sample: /  /p' "$res"
 		rc=1
